@@ -1,0 +1,48 @@
+// Shapes of the JSON bodies the service POSTs to webhook URLs (CONTRACT sections 6, 9 and 10).
+
+export interface Address {
+  email: string;
+  name: string;
+}
+
+export interface AttachmentLink {
+  filename: string;
+  size: number;
+  contentType: string;
+  downloadUrl: string;
+  downloadUrlExpiresAt: string;
+}
+
+/** The raw inbound email payload: what a mailbox webhook without `format` receives. */
+export interface EmailPayload {
+  externalMessageId: string;
+  receivedAt: string;
+  from: Address;
+  to: { hash: string };
+  webhookId: string;
+  recipient: string;
+  cc: Address[];
+  subject: string;
+  text: string;
+  html: string;
+  attachments: AttachmentLink[];
+}
+
+/** The body of a scheduled run (CONTRACT section 10). */
+export interface ScheduledRunPayload {
+  type: "scheduled_webhook_run";
+  webhookId: string;
+  scheduledFor: string;
+  executedAt: string;
+  walletHash: string;
+}
+
+export const EMAIL_FORMATS = ["slack", "discord", "teams", "telegram", "pagerduty", "custom"] as const;
+export type EmailFormat = typeof EMAIL_FORMATS[number];
+
+/** What a format needs to know about the webhook it renders for. */
+export interface FormatSettings {
+  format?: EmailFormat | "";
+  template?: Record<string, unknown>;
+  options?: Record<string, string>;
+}
