@@ -1,0 +1,96 @@
+// The event catalogue: every fact the ledger can record, one zod schema per type.
+// Never change the meaning of a type that has been written: add a new type or a field instead.
+import { z } from "zod";
+
+const credits = z.number().int().min(0);
+
+/** What an idempotent call answered, kept so a retry with the same key gets it again. */
+export const IdempotentReply = z.object({
+  key: z.string(),
+  fingerprint: z.string(),
+  status: z.number().int(),
+  contentType: z.string(),
+  body: z.string(),
+});
+
+export const EventSchemas = {
+  WalletOpened: z.object({}),
+  CreditsGranted: z.object({ amount: credits, balance: credits, reason: z.string() }),
+  CreditsPurchased: z.object({
+    amount: credits,
+    balance: credits,
+    tier: z.string(),
+    paymentId: z.string(),
+  }),
+  /** One authenticated call: its debit (cost may be 0) and what the call log shows. */
+  CallBilled: z.object({
+    callId: z.string(),
+    method: z.string(),
+    path: z.string(),
+    endpoint: z.string(),
+    status: z.number().int(),
+    error: z.string().optional(),
+    cost: credits,
+    balance: credits,
+    ms: z.number().int().min(0),
+    idempotency: IdempotentReply.optional(),
+  }),
+  KvWritten: z.object({
+    bucket: z.string(),
+    key: z.string(),
+    value: z.string(),
+    expiresAt: z.iso.datetime(),
+  }),
+  KvDeleted: z.object({ bucket: z.string(), key: z.string() }),
+  WalletDeactivated: z.object({ lastUsedAt: z.iso.datetime() }),
+} as const;
+
+export type EventType = keyof typeof EventSchemas;
+export type EventData<T extends EventType> = z.infer<typeof EventSchemas[T]>;
+
+/** An event the ledger is about to append. */
+export type NewEvent = { [T in EventType]: { type: T; data: EventData<T> } }[EventType];
+
+/** An event as stored in the log. */
+export type StoredEvent = NewEvent & {
+  walletId: string;
+  version: number;
+  position: number;
+  recordedAt: Date;
+};
+
+export function newEvent<T extends EventType>(type: T, data: EventData<T>): NewEvent {
+  return { type, data } as NewEvent;
+}
+
+/** Checks an event against its schema; used on append so no malformed fact enters the log. */
+export function parseEvent(event: { type: string; data: unknown }): NewEvent {
+  const schema = EventSchemas[event.type as EventType];
+  if (!schema) throw new TypeError(`Unknown event type "${event.type}"`);
+  return { type: event.type, data: schema.parse(event.data) } as NewEvent;
+}
+
+/**
+ * How an event moves credits: the signed change and the balance it says it left.
+ * The audit recomputes every balance from this alone; the SQL form below must say the same.
+ */
+export const MONEY_FIELDS: Partial<Record<EventType, { field: "amount" | "cost"; sign: 1 | -1 }>> = {
+  CreditsGranted: { field: "amount", sign: 1 },
+  CreditsPurchased: { field: "amount", sign: 1 },
+  CallBilled: { field: "cost", sign: -1 },
+};
+
+export function creditChange(event: NewEvent): { delta: number; balance: number } | null {
+  const rule = MONEY_FIELDS[event.type];
+  if (!rule) return null;
+  const data = event.data as Record<string, number>;
+  return { delta: rule.sign * data[rule.field], balance: data.balance };
+}
+
+/** The same rule as a SQL expression over `type` and `data`, for set-based audits. */
+export function creditDeltaSql(): string {
+  const arms = Object.entries(MONEY_FIELDS).map(([type, rule]) =>
+    `when '${type}' then ${rule!.sign === -1 ? "-" : ""}(data->>'${rule!.field}')::bigint`
+  );
+  return `(case type ${arms.join(" ")} else 0 end)`;
+}

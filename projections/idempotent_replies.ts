@@ -1,0 +1,82 @@
+// Remembered answers of calls made with an Idempotency-Key, for 24 hours (CONTRACT section 1).
+import type { Queryable } from "../src/db/connect.ts";
+import type { Projection } from "./projection.ts";
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
+
+export interface IdempotentReplyRow {
+  wallet_id: string;
+  key: string;
+  fingerprint: string;
+  status: number;
+  content_type: string;
+  body: string;
+  cost: number;
+  balance: number;
+  expires_at: Date;
+}
+
+export const idempotentRepliesProjection: Projection<IdempotentReplyRow> = {
+  table: "idempotent_replies",
+  columns: [
+    "wallet_id",
+    "key",
+    "fingerprint",
+    "status",
+    "content_type",
+    "body",
+    "cost",
+    "balance",
+    "expires_at",
+  ],
+  keyColumns: ["wallet_id", "key"],
+  keyOf: (event) =>
+    event.type === "CallBilled" && event.data.idempotency
+      ? JSON.stringify([event.walletId, event.data.idempotency.key])
+      : null,
+  evolve(_row, event) {
+    if (event.type !== "CallBilled" || !event.data.idempotency) return undefined;
+    const reply = event.data.idempotency;
+    return {
+      wallet_id: event.walletId,
+      key: reply.key,
+      fingerprint: reply.fingerprint,
+      status: reply.status,
+      content_type: reply.contentType,
+      body: reply.body,
+      cost: event.data.cost,
+      balance: event.data.balance,
+      expires_at: new Date(event.recordedAt.getTime() + IDEMPOTENCY_WINDOW_MS),
+    };
+  },
+  readsPrevious: false,
+  async save(tx, _event, row) {
+    if (!row) return;
+    // A key reused after its 24 hours starts a new window.
+    await tx`
+      insert into idempotent_replies (wallet_id, key, fingerprint, status, content_type, body, cost, balance,
+                                      expires_at)
+      values (${row.wallet_id}, ${row.key}, ${row.fingerprint}, ${row.status}, ${row.content_type}, ${row.body},
+              ${row.cost}, ${row.balance}, ${row.expires_at})
+      on conflict (wallet_id, key) do update set fingerprint = excluded.fingerprint, status = excluded.status,
+        content_type = excluded.content_type, body = excluded.body, cost = excluded.cost,
+        balance = excluded.balance, expires_at = excluded.expires_at`;
+  },
+  liveFilter: "expires_at > now()",
+};
+
+export async function findIdempotentReply(
+  sql: Queryable,
+  walletId: string,
+  key: string,
+  now: Date,
+): Promise<IdempotentReplyRow | undefined> {
+  const [row] = await sql<IdempotentReplyRow[]>`
+    select * from idempotent_replies where wallet_id = ${walletId} and key = ${key} and expires_at > ${now}`;
+  return row;
+}
+
+export async function sweepExpiredReplies(sql: Queryable, now: Date): Promise<number> {
+  const rows = await sql`delete from idempotent_replies where expires_at <= ${now} returning 1`;
+  return rows.length;
+}

@@ -1,0 +1,15 @@
+// Every read model kept from the log. The wallet model is folded by the ledger itself (it holds
+// the locked row already); the others are applied event by event.
+import type { Projection } from "./projection.ts";
+import { walletsProjection } from "./wallets.ts";
+import { kvProjection } from "./kv.ts";
+import { callLogsProjection } from "./call_logs.ts";
+import { idempotentRepliesProjection } from "./idempotent_replies.ts";
+
+export const INLINE_PROJECTIONS: Projection<any>[] = [
+  kvProjection,
+  callLogsProjection,
+  idempotentRepliesProjection,
+];
+
+export const PROJECTIONS: Projection<any>[] = [walletsProjection, ...INLINE_PROJECTIONS];

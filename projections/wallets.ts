@@ -1,0 +1,74 @@
+// The wallet read model: balance, creation time, last use and the stream version. It is also the
+// row the ledger locks, so it doubles as the concurrency gate of each wallet.
+import type { Queryable } from "../src/db/connect.ts";
+import { creditChange, type StoredEvent } from "../events/catalogue.ts";
+import type { Projection } from "./projection.ts";
+
+export interface WalletRow {
+  wallet_id: string;
+  balance: number;
+  version: number;
+  created_at: Date;
+  last_used_at: Date;
+  deactivated_at: Date | null;
+}
+
+export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): WalletRow | undefined {
+  if (event.type === "WalletOpened") {
+    return {
+      wallet_id: event.walletId,
+      balance: 0,
+      version: event.version,
+      created_at: event.recordedAt,
+      last_used_at: event.recordedAt,
+      deactivated_at: null,
+    };
+  }
+  if (!row) return undefined;
+  const next = { ...row, version: event.version };
+  const money = creditChange(event);
+  if (money) next.balance = money.balance;
+  if (event.type === "CallBilled") next.last_used_at = event.recordedAt;
+  if (event.type === "WalletDeactivated") next.deactivated_at = event.recordedAt;
+  return next;
+}
+
+export const walletsProjection: Projection<WalletRow> = {
+  table: "wallets",
+  columns: ["wallet_id", "balance", "version", "created_at", "last_used_at", "deactivated_at"],
+  keyColumns: ["wallet_id"],
+  keyOf: (event) => event.walletId,
+  evolve: evolveWallet,
+  readsPrevious: true,
+  async load(tx, event) {
+    const [row] = await tx<WalletRow[]>`
+      select wallet_id, balance, version, created_at, last_used_at, deactivated_at
+      from wallets where wallet_id = ${event.walletId}`;
+    return row;
+  },
+  async save(tx, _event, row) {
+    if (!row) return;
+    await tx`
+      insert into wallets (wallet_id, balance, version, created_at, last_used_at, deactivated_at)
+      values (${row.wallet_id}, ${row.balance}, ${row.version}, ${row.created_at}, ${row.last_used_at},
+              ${row.deactivated_at})
+      on conflict (wallet_id) do update set balance = excluded.balance, version = excluded.version,
+        last_used_at = excluded.last_used_at, deactivated_at = excluded.deactivated_at`;
+  },
+};
+
+/** Locks the wallet row for the rest of the transaction and returns it. */
+export async function lockWallet(tx: Queryable, walletId: string): Promise<WalletRow | undefined> {
+  const [row] = await tx<WalletRow[]>`
+    select wallet_id, balance, version, created_at, last_used_at, deactivated_at
+    from wallets where wallet_id = ${walletId} for update`;
+  return row;
+}
+
+/** The active wallet of a token hash, or undefined (unknown or deactivated). */
+export async function findActiveWallet(sql: Queryable, walletId: string): Promise<WalletRow | undefined> {
+  const [row] = await sql<WalletRow[]>`
+    select wallet_id, balance, version, created_at, last_used_at, deactivated_at
+    from wallets where wallet_id = ${walletId} and deactivated_at is null`;
+  return row;
+}

@@ -1,0 +1,79 @@
+// Reads the service configuration from the environment (CONTRACT section 11), once, with zod.
+import { z } from "zod";
+
+const flag = z
+  .enum(["", "0", "1", "false", "true", "off", "on", "no", "yes"], {
+    error: (issue) => `must be one of 0, 1, true, false, on, off (got "${issue.input}")`,
+  })
+  .transform((v) => ["1", "true", "on", "yes"].includes(v));
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const ConfigSchema = z.object({
+  PORT: port.default(8787),
+  HOSTNAME: z.string().min(1).default("0.0.0.0"),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATA_DIR: z.string().min(1).default("./data"),
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  MAIL_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/i, "must be a domain name").default("mail.localhost"),
+  SMTP_PORT: port.default(2525),
+  RECHARGE_LINK_1: z.url({ protocol: /^https?$/ }).default("https://buy.stripe.com/test_tier1"),
+  RECHARGE_LINK_3: z.url({ protocol: /^https?$/ }).default("https://buy.stripe.com/test_tier3"),
+  PAYMENT_WEBHOOK_SECRET: z.string().min(1).optional(),
+  TRUST_PROXY: flag.default(false),
+  UNSAFE_ALLOW_PRIVATE_WEBHOOKS: flag.default(false),
+  SERVER_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+  LOG_REQUESTS: flag.default(true),
+});
+
+export interface Config {
+  port: number;
+  hostname: string;
+  databaseUrl?: string;
+  dataDir: string;
+  publicUrl: string;
+  mailDomain: string;
+  smtpPort: number;
+  rechargeLinks: Record<"1" | "3", string>;
+  paymentWebhookSecret?: string;
+  trustProxy: boolean;
+  allowPrivateWebhooks: boolean;
+  serverSecret?: string;
+  logRequests: boolean;
+}
+
+/** Parses the environment; returns the error text instead of throwing so main can exit 1 cleanly. */
+export function parseConfig(env: Record<string, string | undefined>): Config | { error: string } {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = ConfigSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `Invalid ${i.path.join(".")}: ${i.message}`);
+    return { error: lines.join("\n") };
+  }
+  const c = parsed.data;
+  return {
+    port: c.PORT,
+    hostname: c.HOSTNAME,
+    databaseUrl: c.DATABASE_URL,
+    dataDir: c.DATA_DIR,
+    publicUrl: (c.PUBLIC_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ""),
+    mailDomain: c.MAIL_DOMAIN.toLowerCase(),
+    smtpPort: c.SMTP_PORT,
+    rechargeLinks: { "1": c.RECHARGE_LINK_1, "3": c.RECHARGE_LINK_3 },
+    paymentWebhookSecret: c.PAYMENT_WEBHOOK_SECRET,
+    trustProxy: c.TRUST_PROXY,
+    allowPrivateWebhooks: c.UNSAFE_ALLOW_PRIVATE_WEBHOOKS,
+    serverSecret: c.SERVER_SECRET,
+    logRequests: c.LOG_REQUESTS,
+  };
+}
+
+/** The configuration of this process, or exit 1 with a clear message. */
+export function loadConfig(): Config {
+  const config = parseConfig(Deno.env.toObject());
+  if ("error" in config) {
+    console.error(`Configuration error:\n${config.error}`);
+    Deno.exit(1);
+  }
+  return config;
+}

@@ -1,0 +1,67 @@
+// The HTTP API: Hono with routes declared through zod-openapi, so the schemas that validate
+// requests are the ones /openapi.json describes.
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv, Services } from "./env.ts";
+import { errorResponse, HttpError } from "./errors.ts";
+import { accessLog, provideServices } from "./middleware.ts";
+import { billedFailure } from "./billing.ts";
+import { issuePhrase } from "./validation.ts";
+import { methodNotAllowed } from "./method_not_allowed.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { tokenRoutes } from "./routes/token.ts";
+import { kvRoutes } from "./routes/kv.ts";
+import type { LogEndpoint } from "../../projections/call_logs.ts";
+
+export const SERVICE_NAME = "credit-api";
+export const SERVICE_VERSION = "1.0.0";
+
+function endpointOf(path: string): LogEndpoint {
+  if (path.startsWith("/kv/")) return "kv";
+  if (path.startsWith("/webhook")) return "webhook";
+  return "token";
+}
+
+export type RouteInstaller = (app: OpenAPIHono<AppEnv>) => void;
+
+export function createApp(services: Services, extraRoutes: RouteInstaller[] = []): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({
+    // Bad input after authentication is a billed 400; before it (no wallet), a plain 400.
+    defaultHook: (result, c) => {
+      if (result.success) return;
+      const where = (result as { target?: string }).target;
+      const phrase = issuePhrase(result.error, where === "json" || where === "form" ? undefined : undefined);
+      if (c.get("walletId")) return billedFailure(c, endpointOf(c.req.path), 400, phrase);
+      return errorResponse(c, 400, phrase);
+    },
+  });
+
+  app.use("*", provideServices(services));
+  app.use("*", accessLog(services.config.logRequests));
+
+  healthRoutes(app);
+  tokenRoutes(app);
+  kvRoutes(app);
+  for (const install of extraRoutes) install(app);
+
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Credit-metered utility API",
+      version: SERVICE_VERSION,
+      description: "Key-value store, wallet tokens with credits, and webhooks. Authenticate with X-Token.",
+    },
+  });
+
+  app.notFound(methodNotAllowed(app.routes));
+  app.onError((error, c) => {
+    if (error instanceof HttpError) return errorResponse(c, error.status, error.message, error.headers);
+    console.error(JSON.stringify({
+      time: new Date().toISOString(),
+      level: "error",
+      requestId: c.get("requestId"),
+      error: String(error?.stack ?? error),
+    }));
+    return errorResponse(c, 500, `Internal Server Error (request ${c.get("requestId")})`);
+  });
+  return app;
+}

@@ -1,0 +1,31 @@
+// GET /healthz (the process is up) and GET /readyz (the database answers); free, no token.
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../env.ts";
+import { errorResponse } from "../errors.ts";
+import { serve, textOk, textResponse } from "../openapi.ts";
+
+const healthz = createRoute({
+  method: "get",
+  path: "/healthz",
+  summary: "Liveness",
+  responses: textOk("`OK`"),
+});
+
+const readyz = createRoute({
+  method: "get",
+  path: "/readyz",
+  summary: "Readiness: the database is reachable",
+  responses: { ...textOk("`OK`"), 503: textResponse("`Database unreachable`") },
+});
+
+export function healthRoutes(app: OpenAPIHono<AppEnv>) {
+  serve(app, healthz, (c) => c.text("OK", 200));
+  serve(app, readyz, async (c) => {
+    try {
+      await c.get("services").sql`select 1`;
+      return c.text("OK", 200);
+    } catch {
+      return errorResponse(c, 503, "Database unreachable");
+    }
+  });
+}

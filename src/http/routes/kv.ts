@@ -1,0 +1,127 @@
+// GET, POST and DELETE /kv/{bucket}/{key}: 1 credit each (spec 4.1, CONTRACT section 5).
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../env.ts";
+import { billed, billedFailure } from "../billing.ts";
+import { requireWallet } from "../middleware.ts";
+import { failure, textReply } from "../../ledger/command.ts";
+import { newEvent } from "../../../events/catalogue.ts";
+import { readKv } from "../../../projections/kv.ts";
+import { BILLING_NOTE, ERROR_RESPONSES, serve, textOk, textResponse, TokenHeader } from "../openapi.ts";
+import { parseWith } from "../validation.ts";
+
+export const MAX_TTL_SECONDS = 2_592_000;
+const MAX_VALUE_CHARS = 1000;
+const KV_COST = 1;
+
+function kvName(field: string) {
+  return z.string()
+    .min(1, "must be 1 to 30 characters")
+    .refine((s) => [...s].length <= 30, "must be 1 to 30 characters")
+    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), "must not contain control characters")
+    .refine((s) => !s.includes("/"), 'must not contain "/"')
+    .openapi({ param: { name: field, in: "path" }, example: field === "bucket" ? "default" : "greeting" });
+}
+
+export const KvPath = z.object({
+  bucket: kvName("bucket")
+    .refine((s) => !s.startsWith("reserved-"), 'must not start with "reserved-"')
+    .refine((s) => !s.endsWith("---"), 'must not end with "---"'),
+  key: kvName("key"),
+});
+
+export const KvWriteQuery = z.object({
+  ttl: z.string()
+    .regex(/^\d+$/, `must be an integer from 0 to ${MAX_TTL_SECONDS}`)
+    .refine((s) => Number(s) <= MAX_TTL_SECONDS, `must be an integer from 0 to ${MAX_TTL_SECONDS}`)
+    .optional()
+    .openapi({ description: "Seconds to live; 0 or absent means the maximum, 30 days", example: "3600" }),
+});
+
+export const KvValue = z.string()
+  .refine((s) => [...s].length <= MAX_VALUE_CHARS, `must be at most ${MAX_VALUE_CHARS} characters`)
+  .openapi({ description: "Any text, at most 1000 characters" });
+
+const request = { params: KvPath, headers: TokenHeader };
+const KEY_NOT_FOUND = "Key Not Found";
+
+const getKv = createRoute({
+  method: "get",
+  path: "/kv/{bucket}/{key}",
+  summary: "Read a value",
+  description: BILLING_NOTE,
+  middleware: [requireWallet] as const,
+  request,
+  responses: { ...textOk("The stored value"), ...ERROR_RESPONSES, 404: textResponse("`Key Not Found`") },
+});
+
+const postKv = createRoute({
+  method: "post",
+  path: "/kv/{bucket}/{key}",
+  summary: "Write a value",
+  description: BILLING_NOTE,
+  middleware: [requireWallet] as const,
+  request: {
+    ...request,
+    query: KvWriteQuery,
+    body: { content: { "text/plain": { schema: KvValue } } },
+  },
+  responses: { ...textOk("`OK`"), ...ERROR_RESPONSES },
+});
+
+const deleteKv = createRoute({
+  method: "delete",
+  path: "/kv/{bucket}/{key}",
+  summary: "Delete a value",
+  description: BILLING_NOTE,
+  middleware: [requireWallet] as const,
+  request,
+  responses: { ...textOk("`OK`"), ...ERROR_RESPONSES, 404: textResponse("`Key Not Found`") },
+});
+
+export function kvRoutes(app: OpenAPIHono<AppEnv>) {
+  serve(app, getKv, (c) => {
+    const { bucket, key } = c.req.valid("param");
+    return billed(c, {
+      cost: KV_COST,
+      endpoint: "kv",
+      async decide(tx, wallet, now) {
+        const value = await readKv(tx, wallet.wallet_id, bucket, key, now);
+        return value === undefined ? failure(404, KEY_NOT_FOUND) : { reply: textReply(200, value) };
+      },
+    });
+  });
+
+  serve(app, postKv, async (c) => {
+    const { bucket, key } = c.req.valid("param");
+    const { ttl } = c.req.valid("query");
+    const value = parseWith(KvValue, await c.req.text(), "value");
+    if (!value.ok) return billedFailure(c, "kv", 400, value.phrase);
+    const seconds = ttl === undefined || Number(ttl) === 0 ? MAX_TTL_SECONDS : Number(ttl);
+    return billed(c, {
+      cost: KV_COST,
+      endpoint: "kv",
+      decide: (_tx, _wallet, now) => ({
+        reply: textReply(200, "OK"),
+        events: [newEvent("KvWritten", {
+          bucket,
+          key,
+          value: value.value,
+          expiresAt: new Date(now.getTime() + seconds * 1000).toISOString(),
+        })],
+      }),
+    });
+  });
+
+  serve(app, deleteKv, (c) => {
+    const { bucket, key } = c.req.valid("param");
+    return billed(c, {
+      cost: KV_COST,
+      endpoint: "kv",
+      async decide(tx, wallet, now) {
+        const value = await readKv(tx, wallet.wallet_id, bucket, key, now);
+        if (value === undefined) return failure(404, KEY_NOT_FOUND);
+        return { reply: textReply(200, "OK"), events: [newEvent("KvDeleted", { bucket, key })] };
+      },
+    });
+  });
+}

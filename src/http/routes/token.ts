@@ -1,0 +1,167 @@
+// POST /token, GET /token, GET /recharge and GET /token/logs (spec 4.2, CONTRACT sections 2-4).
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../env.ts";
+import { billed } from "../billing.ts";
+import { clientIp, requireWallet } from "../middleware.ts";
+import { errorResponse } from "../errors.ts";
+import { jsonReply, textReply } from "../../ledger/command.ts";
+import { openWallet } from "../../ledger/open_wallet.ts";
+import { LOG_ENDPOINTS, newestCallLogs } from "../../../projections/call_logs.ts";
+import {
+  BILLING_NOTE,
+  ERROR_RESPONSES,
+  jsonOk,
+  serve,
+  textOk,
+  textResponse,
+  TokenHeader,
+} from "../openapi.ts";
+import { parseWith } from "../validation.ts";
+
+export const NewTokenForm = z.object({
+  token: z.literal("new", { error: 'must be "new"' }).openapi({ example: "new" }),
+});
+
+const WalletInfo = z.object({
+  wallet: z.number().int().openapi({ description: "Balance after this call" }),
+  created: z.string().openapi({ format: "date-time" }),
+  hash: z.string().openapi({ description: "SHA-256 of the token, lowercase hex" }),
+});
+
+export const RechargeQuery = z.object({
+  amount: z.enum(["1", "3"], { error: "must be 1 or 3" }).optional()
+    .openapi({ description: "Tier in millions of credits", example: "1" }),
+});
+
+export const LogsQuery = z.object({
+  n: z.string().regex(/^\d+$/, "must be an integer from 1 to 100")
+    .refine((s) => Number(s) >= 1 && Number(s) <= 100, "must be an integer from 1 to 100")
+    .optional().openapi({ description: "How many entries, 1 to 100, default 5", example: "5" }),
+  type: z.enum(LOG_ENDPOINTS, { error: `must be one of ${LOG_ENDPOINTS.join(", ")}` }).optional(),
+});
+
+const LogEntry = z.object({
+  id: z.string(),
+  method: z.string(),
+  path: z.string(),
+  endpoint: z.string(),
+  status_code: z.number().int(),
+  response_time_ms: z.number().int(),
+  error: z.string().optional(),
+  timestamp: z.string().openapi({ format: "date-time" }),
+  expiration: z.string().openapi({ format: "date-time" }),
+  cost: z.number().int(),
+  balance: z.number().int(),
+});
+
+const createToken = createRoute({
+  method: "post",
+  path: "/token",
+  summary: "Create a token with 100 free credits",
+  description: "Free, no authentication; one request per client address every 10 seconds.",
+  request: { body: { content: { "application/x-www-form-urlencoded": { schema: NewTokenForm } } } },
+  responses: {
+    ...textOk("The new token"),
+    400: textResponse("Missing or invalid form field `token`"),
+    405: ERROR_RESPONSES[405],
+    429: textResponse("`Too Many Requests`, with Retry-After"),
+  },
+});
+
+const getToken = createRoute({
+  method: "get",
+  path: "/token",
+  summary: "Wallet balance, creation time and hash",
+  description: BILLING_NOTE,
+  middleware: [requireWallet] as const,
+  request: { headers: TokenHeader },
+  responses: { ...jsonOk("The wallet", WalletInfo), ...ERROR_RESPONSES },
+});
+
+const recharge = createRoute({
+  method: "get",
+  path: "/recharge",
+  summary: "Payment link for a recharge tier",
+  description: "Free: X-Cost is 0.",
+  middleware: [requireWallet] as const,
+  request: { headers: TokenHeader, query: RechargeQuery },
+  responses: { ...textOk("The checkout link with the token as client_reference_id"), ...ERROR_RESPONSES },
+});
+
+const logs = createRoute({
+  method: "get",
+  path: "/token/logs",
+  summary: "Newest call log entries",
+  description: "Costs 1 credit per entry returned. " + BILLING_NOTE,
+  middleware: [requireWallet] as const,
+  request: { headers: TokenHeader, query: LogsQuery },
+  responses: {
+    ...jsonOk("Entries, newest first", z.object({ logs: z.array(LogEntry), n: z.number().int() })),
+    ...ERROR_RESPONSES,
+  },
+});
+
+export function tokenRoutes(app: OpenAPIHono<AppEnv>) {
+  serve(app, createToken, async (c) => {
+    const form = await c.req.parseBody().catch(() => ({}));
+    const parsed = parseWith(NewTokenForm, form);
+    if (!parsed.ok) return errorResponse(c, 400, parsed.phrase);
+    const { sql, clock } = c.get("services");
+    const opened = await openWallet(sql, clock, clientIp(c));
+    if (!opened.ok) {
+      return errorResponse(c, 429, "Too Many Requests", { "retry-after": String(opened.retryAfterSeconds) });
+    }
+    return c.text(opened.token, 200);
+  });
+
+  serve(app, getToken, (c) =>
+    billed(c, {
+      cost: 1,
+      endpoint: "token",
+      decide: (_tx, wallet) => ({
+        reply: jsonReply(200, {
+          wallet: wallet.balance - 1,
+          created: wallet.created_at.toISOString(),
+          hash: wallet.wallet_id,
+        }),
+      }),
+    }));
+
+  serve(app, recharge, (c) => {
+    const { amount = "1" } = c.req.valid("query");
+    const link = new URL(c.get("services").config.rechargeLinks[amount]);
+    link.searchParams.set("client_reference_id", c.req.header("x-token")!.trim());
+    return billed(c, {
+      cost: 0,
+      endpoint: "token",
+      decide: () => ({ reply: textReply(200, link.toString()) }),
+    });
+  });
+
+  serve(app, logs, (c) => {
+    const { n = "5", type } = c.req.valid("query");
+    return billed(c, {
+      cost: 1,
+      endpoint: "token",
+      async decide(tx, wallet, now) {
+        // One credit per entry returned: never more entries than the balance pays for.
+        const limit = Math.min(Number(n), wallet.balance);
+        const rows = await newestCallLogs(tx, wallet.wallet_id, { limit, endpoint: type, now });
+        const entries = rows.map((r) => ({
+          id: r.id,
+          method: r.method,
+          path: r.path,
+          endpoint: r.endpoint,
+          status_code: r.status_code,
+          response_time_ms: r.response_time_ms,
+          ...(r.error ? { error: r.error } : {}),
+          timestamp: r.at.toISOString(),
+          expiration: r.expires_at.toISOString(),
+          cost: r.cost,
+          balance: r.balance,
+        }));
+        return { reply: jsonReply(200, { logs: entries, n: entries.length }), charge: entries.length };
+      },
+    });
+  });
+}

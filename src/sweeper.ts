@@ -1,0 +1,34 @@
+// Background clean-up of read-model rows that have expired: KV entries, call logs (deleted
+// within 24 hours after their 7 days) and remembered idempotent replies.
+import type { Sql } from "./db/connect.ts";
+import type { Clock } from "./clock.ts";
+import { sweepExpiredKv } from "../projections/kv.ts";
+import { sweepExpiredCallLogs } from "../projections/call_logs.ts";
+import { sweepExpiredReplies } from "../projections/idempotent_replies.ts";
+
+export const SWEEP_INTERVAL_MS = 15 * 60 * 1000;
+
+export async function sweepOnce(sql: Sql, now: Date) {
+  return {
+    kv: await sweepExpiredKv(sql, now),
+    callLogs: await sweepExpiredCallLogs(sql, now),
+    replies: await sweepExpiredReplies(sql, now),
+  };
+}
+
+export function startSweeper(sql: Sql, clock: Clock, intervalMs = SWEEP_INTERVAL_MS) {
+  let running: Promise<unknown> = Promise.resolve();
+  const tick = () => {
+    running = sweepOnce(sql, clock.now()).catch((error) =>
+      console.error(JSON.stringify({ level: "error", message: "sweep failed", error: String(error) }))
+    );
+  };
+  const timer = setInterval(tick, intervalMs);
+  setTimeout(tick, 1000);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

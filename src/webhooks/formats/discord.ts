@@ -1,0 +1,60 @@
+// The Discord webhook body for an inbound email: one markdown `content` (CONTRACT section 7).
+
+import type { Address, EmailPayload } from "../payloads.ts";
+
+/** The JSON body POSTed to a Discord webhook. */
+export interface DiscordMessage {
+  content: string;
+  allowed_mentions: { parse: string[] };
+}
+
+// Discord rejects `content` over 2000 characters. Counting UTF-16 units is conservative: it is never
+// less than the number of code points Discord counts.
+const MAX_CONTENT = 2_000;
+// Caps on the raw header parts (escaping may double them), so a huge subject cannot crowd out the body.
+const MAX_SUBJECT = 200;
+const MAX_NAME = 80;
+const MAX_EMAIL = 254;
+const ELLIPSIS = "…";
+
+/** `**<subject>**\nFrom: <name> <<email>>\n\n<text>` with mentions switched off. */
+export function discordMessage(payload: EmailPayload, text: string): DiscordMessage {
+  const subject = escapeMarkdown(cut(oneLine(payload.subject) || "(no subject)", MAX_SUBJECT));
+  const header = `**${subject}**\nFrom: ${sender(payload.from)}\n\n`;
+  return {
+    content: header + cut(text, MAX_CONTENT - header.length),
+    // `parse: []` makes `@everyone`, `@here` and role or user mentions in an email inert text.
+    allowed_mentions: { parse: [] },
+  };
+}
+
+function sender(from: Address): string {
+  const name = escapeMarkdown(cut(oneLine(from.name), MAX_NAME));
+  const email = escapeMarkdown(cut(oneLine(from.email), MAX_EMAIL));
+  if (name !== "" && email !== "") return `${name} <${email}>`;
+  return name || email || "unknown";
+}
+
+// Only the header parts are escaped: they sit inside `**...**`, which a stray `*` or `_` would break.
+// The body keeps its own markdown, as mail text often reads well that way. Escaping happens after
+// cutting, so a cut can never leave a lone backslash in front of the closing `**`.
+function escapeMarkdown(value: string): string {
+  return value.replace(/[\\*_~`|]/g, "\\$&");
+}
+
+// Header lines must stay single lines, or a subject with a newline would break the bold markup.
+function oneLine(value: string): string {
+  return value.replace(/\s+/g, " ").trim();
+}
+
+// Cuts to `max` UTF-16 units including the ellipsis, never between the halves of a surrogate pair.
+function cut(value: string, max: number): string {
+  if (value.length <= max) return value;
+  let end = max - ELLIPSIS.length;
+  if (isHighSurrogate(value.charCodeAt(end - 1))) end--;
+  return value.slice(0, end) + ELLIPSIS;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}

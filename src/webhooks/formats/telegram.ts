@@ -1,0 +1,90 @@
+// The Telegram Bot API `sendMessage` body for an inbound email, in Telegram's HTML parse mode
+// (CONTRACT section 7, notes/webhooks.md section 3.4).
+
+import type { Address, EmailPayload } from "../payloads.ts";
+
+/** The JSON body POSTed to Telegram's `sendMessage`. */
+export interface TelegramMessage {
+  chat_id: number | string;
+  text: string;
+  parse_mode: "HTML";
+  link_preview_options: { is_disabled: true };
+}
+
+/** The webhook options Telegram reads: `chat_id` (required). */
+export interface TelegramOptions {
+  chat_id?: string;
+}
+
+// Telegram takes at most 4096 characters of text. Counting the escaped HTML in UTF-16 units is
+// conservative: entities and tags count fully, and units are never fewer than characters.
+const MAX_TEXT = 4_096;
+// Caps on the header parts (after escaping), so a huge subject cannot crowd out the body.
+const MAX_SUBJECT = 1_000;
+const MAX_NAME = 256;
+const MAX_EMAIL = 320;
+const ELLIPSIS = "…";
+
+/** `<b>subject</b>\nFrom: name &lt;email&gt;\n\ntext`, HTML-escaped and cut to 4096 characters. */
+export function telegramMessage(
+  payload: EmailPayload,
+  text: string,
+  options: TelegramOptions,
+): TelegramMessage {
+  // The edge requires `chat_id` for `telegram` (CONTRACT section 6); reaching here without one is a bug.
+  if (options.chat_id === undefined || options.chat_id === "") {
+    throw new Error('Missing option "chat_id" for the telegram format');
+  }
+  const subject = cutEscaped(escapeHtml(oneLine(payload.subject) || "(no subject)"), MAX_SUBJECT);
+  // Only the header holds tags, and it is never cut after they are added: no tag can be left broken.
+  const header = `<b>${subject}</b>\nFrom: ${sender(payload.from)}\n\n`;
+  const budget = MAX_TEXT - header.length;
+  return {
+    chat_id: chatId(options.chat_id),
+    // Escaping only lengthens text, so the first `budget + 1` units are enough to decide the cut.
+    text: header + cutEscaped(escapeHtml(text.slice(0, budget + 1)), budget),
+    parse_mode: "HTML",
+    link_preview_options: { is_disabled: true },
+  };
+}
+
+// Telegram wants numeric chat ids as integers (`-1001234567890`) and channel names as strings.
+function chatId(value: string): number | string {
+  if (!/^-?\d+$/.test(value)) return value;
+  const id = Number(value);
+  // An id beyond 2^53 would be changed by the conversion; the string is then the safer form.
+  return Number.isSafeInteger(id) ? id : value;
+}
+
+function sender(from: Address): string {
+  const name = cutEscaped(escapeHtml(oneLine(from.name)), MAX_NAME);
+  const email = cutEscaped(escapeHtml(oneLine(from.email)), MAX_EMAIL);
+  if (name !== "" && email !== "") return `${name} &lt;${email}&gt;`;
+  return name || email || "unknown";
+}
+
+// In Telegram's HTML mode only these three must be escaped; quotes need not be outside attributes.
+function escapeHtml(value: string): string {
+  return value.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+// Header lines must stay single lines, or a subject with a newline would spill out of the bold.
+function oneLine(value: string): string {
+  return value.replace(/\s+/g, " ").trim();
+}
+
+// Cuts escaped text to `max` UTF-16 units including the ellipsis, never inside an entity such as
+// `&amp;` nor between the two halves of a surrogate pair.
+function cutEscaped(value: string, max: number): string {
+  if (value.length <= max) return value;
+  let end = max - ELLIPSIS.length;
+  if (isHighSurrogate(value.charCodeAt(end - 1))) end--;
+  // Every `&` in escaped text starts an entity of at most 5 units (`&amp;`).
+  const amp = value.lastIndexOf("&", end - 1);
+  if (amp !== -1 && value.indexOf(";", amp) >= end) end = amp;
+  return value.slice(0, end) + ELLIPSIS;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
