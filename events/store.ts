@@ -17,11 +17,12 @@ export async function appendEvents(
   if (events.length === 0) return [];
   const checked = events.map(parseEvent);
   const versions = checked.map((_, i) => afterVersion + 1 + i);
+  // One JSON parameter carries the batch; postgres.js serializes it once as jsonb.
+  const batch = checked.map((e, i) => ({ v: versions[i], t: e.type, d: e.data }));
   const rows = await tx`
     insert into events (wallet_id, version, type, data, recorded_at)
-    select ${walletId}, v, t, d, ${recordedAt}
-    from unnest(${versions}::int[], ${checked.map((e) => e.type)}::text[],
-                ${checked.map((e) => JSON.stringify(e.data))}::jsonb[]) as x(v, t, d)
+    select ${walletId}, x.v, x.t, x.d, ${recordedAt}
+    from jsonb_to_recordset(${tx.json(batch as any)}) as x(v int, t text, d jsonb)
     returning version, position`;
   if (rows.length !== checked.length) throw new Error(`Appended ${rows.length} of ${checked.length} events`);
   const positions = new Map(rows.map((r) => [r.version as number, r.position as number]));

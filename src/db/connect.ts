@@ -47,6 +47,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   const { PGlite } = await import("@electric-sql/pglite");
   const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
   await Deno.mkdir(dataDir, { recursive: true });
+  const lock = await lockDataDir(dataDir);
   const db = await PGlite.create({ dataDir: `${dataDir}/pglite` });
   const server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1" });
   await server.start();
@@ -68,6 +69,33 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       await sql.end({ timeout: 5 });
       await server.stop();
       await db.close();
+      await lock.release();
+    },
+  };
+}
+
+/**
+ * PGlite has no lock of its own: two processes opening one data directory would corrupt it.
+ * An exclusive advisory file lock refuses the second one; the OS drops it when the owner dies.
+ */
+async function lockDataDir(dataDir: string): Promise<{ release(): Promise<void> }> {
+  const file = await Deno.open(`${dataDir}/embedded.lock`, { create: true, write: true });
+  const timedOut = Symbol("timeout");
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const outcome = await Promise.race([
+    file.lock(true),
+    new Promise<symbol>((resolve) => timer = setTimeout(() => resolve(timedOut), 500)),
+  ]);
+  clearTimeout(timer);
+  if (outcome === timedOut) {
+    throw new Error(`The embedded database in ${dataDir} is in use by another process`);
+  }
+  await file.truncate(0);
+  await file.write(new TextEncoder().encode(String(Deno.pid)));
+  return {
+    async release() {
+      await file.unlock().catch(() => {});
+      file.close();
     },
   };
 }

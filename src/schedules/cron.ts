@@ -205,7 +205,9 @@ function parseItem(text: string, field: string, rule: FieldRule): Parsed<Item> {
   const [, first, last, stepText]: (string | undefined)[] = ITEM.exec(text) ?? [];
   const isToken = (token: string | undefined) =>
     token !== undefined && (/^[0-9]+$/.test(token) || isName(token, rule));
-  const wellFormed = first === "*" ? last === undefined : isToken(first) && (last === undefined || isToken(last));
+  const wellFormed = first === "*"
+    ? last === undefined
+    : isToken(first) && (last === undefined || isToken(last));
   if (first === undefined || !wellFormed) {
     const names = rule.names === undefined ? "" : `, names ${rule.names[0]}-${rule.names.at(-1)}`;
     return { error: `${where} must be numbers${names}, *, lists, ranges or steps` };

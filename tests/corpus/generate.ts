@@ -36,14 +36,18 @@ function baseHeaders(subject: string, id: string): string {
 function manyHeaders(count: number, id: string): Uint8Array {
   const lines: string[] = [];
   for (let i = 0; i < count; i++) lines.push(`X-Filler-${i}: value number ${i}`);
-  return ascii(baseHeaders(`${count} headers`, id) + lines.join(CRLF) + CRLF + CRLF + "Body after many headers." + CRLF);
+  return ascii(
+    baseHeaders(`${count} headers`, id) + lines.join(CRLF) + CRLF + CRLF + "Body after many headers." + CRLF,
+  );
 }
 
 /** A 1.5 MiB header block made of 300 lines of 5,000 characters: few lines, too many bytes. */
 function hugeHeaderBlock(): Uint8Array {
   const lines: string[] = [];
   for (let i = 0; i < 300; i++) lines.push(`X-Big-${i}: ${"h".repeat(5000)}`);
-  return ascii(baseHeaders("Huge header block", "huge-headers") + lines.join(CRLF) + CRLF + CRLF + "Body." + CRLF);
+  return ascii(
+    baseHeaders("Huge header block", "huge-headers") + lines.join(CRLF) + CRLF + CRLF + "Body." + CRLF,
+  );
 }
 
 /** `depth` multipart/mixed levels, each declaring its own boundary, with a text leaf at the bottom. */
@@ -143,7 +147,8 @@ function manyAttachments(count: number): Uint8Array {
 
 /** Thousands of sibling parts: flat, but more MIME nodes than mailparser allows (1,000). */
 function manyParts(count: number): Uint8Array {
-  let text = baseHeaders(`${count} parts`, "many-parts") + 'Content-Type: multipart/mixed; boundary="p"' + CRLF +
+  let text = baseHeaders(`${count} parts`, "many-parts") + 'Content-Type: multipart/mixed; boundary="p"' +
+    CRLF +
     CRLF;
   for (let i = 0; i < count; i++) text += "--p" + CRLF + CRLF + `part ${i}` + CRLF;
   return ascii(text + "--p--" + CRLF);

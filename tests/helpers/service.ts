@@ -1,0 +1,170 @@
+// Starts the real service as a subprocess on a fresh database, as a user would run it:
+// a fresh Postgres database when DATABASE_URL is set, otherwise a fresh embedded data directory.
+import postgres from "postgres";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+export interface ServiceOptions {
+  /** Extra environment for the service process. */
+  env?: Record<string, string>;
+  /** Reuse the database of another service (several instances on one database). */
+  sharedWith?: Service;
+  /** Open an SMTP port too. */
+  smtp?: boolean;
+}
+
+export interface Service {
+  url: string;
+  port: number;
+  smtpPort: number;
+  env: Record<string, string>;
+  /** The environment that points a task (audit, replay) at this service's database. */
+  databaseEnv: Record<string, string>;
+  output(): string;
+  /** SIGTERM and wait for a clean exit. */
+  stop(): Promise<void>;
+  /** SIGKILL: no chance to clean up. */
+  kill(): Promise<void>;
+  /** Start again on the same database and ports. */
+  start(): Promise<void>;
+  /** Stop and drop the database. */
+  dispose(): Promise<void>;
+}
+
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+async function freshDatabase(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
+  const base = Deno.env.get("DATABASE_URL");
+  if (!base) {
+    const dir = await Deno.makeTempDir({ prefix: "credit-api-test-" });
+    return { env: { DATA_DIR: dir }, drop: () => Deno.remove(dir, { recursive: true }).catch(() => {}) };
+  }
+  const name = `test_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+  const admin = postgres(base, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    env: { DATABASE_URL: url.toString() },
+    async drop() {
+      const admin = postgres(base, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+      await admin.end();
+    },
+  };
+}
+
+export async function startService(options: ServiceOptions = {}): Promise<Service> {
+  const db = options.sharedWith
+    ? { env: options.sharedWith.databaseEnv, drop: async () => {} }
+    : await freshDatabase();
+  const port = freePort();
+  const smtpPort = options.smtp ? freePort() : 0;
+  const env: Record<string, string> = {
+    PORT: String(port),
+    HOSTNAME: "127.0.0.1",
+    SMTP_PORT: String(smtpPort),
+    TRUST_PROXY: "1",
+    LOG_REQUESTS: "0",
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    ...db.env,
+    ...options.env,
+  };
+  let child: Deno.ChildProcess | undefined;
+  let output = "";
+  let pumping: Promise<void> = Promise.resolve();
+
+  async function pump(stream: ReadableStream<Uint8Array>) {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) output = (output + decoder.decode(chunk)).slice(-200_000);
+  }
+
+  async function start() {
+    const env2 = { ...Deno.env.toObject(), ...env };
+    if (!db.env.DATABASE_URL) delete env2.DATABASE_URL;
+    child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", "src/main.ts"],
+      cwd: ROOT,
+      env: env2,
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    pumping = Promise.all([pump(child.stdout), pump(child.stderr)]).then(() => {});
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+        await res.body?.cancel();
+        if (res.ok) return;
+      } catch { /* not listening yet */ }
+      const exited = await Promise.race([child.status, new Promise((r) => setTimeout(() => r(null), 100))]);
+      if (exited) throw new Error(`Service exited during start-up:\n${output}`);
+    }
+    throw new Error(`Service did not start within 60 s:\n${output}`);
+  }
+
+  async function halt(signal: Deno.Signal) {
+    if (!child) return;
+    try {
+      child.kill(signal);
+    } catch { /* already gone */ }
+    await child.status;
+    await pumping;
+    child = undefined;
+  }
+
+  await start();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    smtpPort,
+    env,
+    databaseEnv: db.env,
+    output: () => output,
+    stop: () => halt("SIGTERM"),
+    kill: () => halt("SIGKILL"),
+    start,
+    async dispose() {
+      await halt("SIGTERM");
+      if (!options.sharedWith) await db.drop();
+    },
+  };
+}
+
+/** Runs a deno task (audit, replay) against a service's database; the embedded one must be stopped. */
+export async function runTask(
+  service: Service,
+  task: "audit" | "replay",
+  args: string[] = [],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { ...Deno.env.toObject(), ...service.databaseEnv };
+  if (!service.databaseEnv.DATABASE_URL) delete env.DATABASE_URL;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", task, ...args],
+    cwd: ROOT,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
+export const embedded = !Deno.env.get("DATABASE_URL");
+
+/** Runs the audit; on the embedded database the service is stopped first and started again after. */
+export async function auditOf(service: Service): Promise<{ code: number; stdout: string; stderr: string }> {
+  if (!embedded) return await runTask(service, "audit");
+  await service.stop();
+  try {
+    return await runTask(service, "audit");
+  } finally {
+    await service.start();
+  }
+}
