@@ -15,10 +15,12 @@ import type { LogEndpoint } from "../../projections/call_logs.ts";
 export const SERVICE_NAME = "credit-api";
 export const SERVICE_VERSION = "1.0.0";
 
-function endpointOf(path: string): LogEndpoint {
-  if (path.startsWith("/kv/")) return "kv";
-  if (path.startsWith("/webhook")) return "webhook";
-  return "token";
+/** Where a rejected request is logged and what it costs: the call's own price (recharge is free). */
+function billingOf(path: string): { endpoint: LogEndpoint; cost: number } {
+  if (path.startsWith("/kv/")) return { endpoint: "kv", cost: 1 };
+  if (path.startsWith("/webhook")) return { endpoint: "webhook", cost: 1 };
+  if (path === "/recharge") return { endpoint: "token", cost: 0 };
+  return { endpoint: "token", cost: 1 };
 }
 
 export type RouteInstaller = (app: OpenAPIHono<AppEnv>) => void;
@@ -28,9 +30,11 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
     // Bad input after authentication is a billed 400; before it (no wallet), a plain 400.
     defaultHook: (result, c) => {
       if (result.success) return;
-      const where = (result as { target?: string }).target;
-      const phrase = issuePhrase(result.error, where === "json" || where === "form" ? undefined : undefined);
-      if (c.get("walletId")) return billedFailure(c, endpointOf(c.req.path), 400, phrase);
+      const phrase = issuePhrase(result.error);
+      if (c.get("walletId")) {
+        const { endpoint, cost } = billingOf(c.req.path);
+        return billedFailure(c, endpoint, 400, phrase, cost);
+      }
       return errorResponse(c, 400, phrase);
     },
   });

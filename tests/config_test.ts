@@ -1,0 +1,40 @@
+// Configuration comes from the environment; a bad value stops the service with a clear message.
+import assert from "node:assert/strict";
+import { parseConfig } from "../src/config.ts";
+
+Deno.test("every variable has a default", () => {
+  const config = parseConfig({});
+  assert.ok(!("error" in config));
+  assert.equal(config.port, 8787);
+  assert.equal(config.hostname, "0.0.0.0");
+  assert.equal(config.dataDir, "./data");
+  assert.equal(config.publicUrl, "http://localhost:8787");
+  assert.equal(config.mailDomain, "mail.localhost");
+  assert.equal(config.smtpPort, 2525);
+  assert.equal(config.trustProxy, false);
+  assert.equal(config.allowPrivateWebhooks, false);
+  assert.equal(config.databaseUrl, undefined);
+});
+
+Deno.test("bad values are named with the rule", () => {
+  const config = parseConfig({ PORT: "http", TRUST_PROXY: "maybe", DATABASE_URL: "mysql://x" });
+  assert.ok("error" in config);
+  assert.match(config.error, /^Invalid PORT: /m);
+  assert.match(
+    config.error,
+    /^Invalid TRUST_PROXY: must be one of 0, 1, true, false, on, off \(got "maybe"\)$/m,
+  );
+  assert.match(config.error, /^Invalid DATABASE_URL: /m);
+});
+
+Deno.test("the service exits 1 on a bad value", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "src/main.ts"],
+    cwd: new URL("../", import.meta.url).pathname,
+    env: { PORT: "99999", SMTP_PORT: "0" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 1);
+  assert.match(new TextDecoder().decode(out.stderr), /Configuration error:\nInvalid PORT: /);
+});
