@@ -39,6 +39,7 @@ export const kvProjection: Projection<KvRow> = {
     }
   },
   liveFilter: "expires_at > now()",
+  removedWithWallet: true,
 };
 
 /** The live value of a key, or undefined when it is missing or expired. */

@@ -23,10 +23,21 @@ export interface Projection<Row> {
   save(tx: Queryable, event: StoredEvent, row: Row | undefined): Promise<void>;
   /** Rows that live comparisons should ignore, such as expired entries awaiting the sweep. */
   liveFilter?: string;
+  /** Whether a deactivated wallet's rows leave this model (CONTRACT section 3). */
+  removedWithWallet?: boolean;
+}
+
+/** Whether the event takes all of a wallet's rows out of the projection. */
+export function removesWalletRows(projection: Projection<unknown>, event: StoredEvent): boolean {
+  return event.type === "WalletDeactivated" && projection.removedWithWallet === true;
 }
 
 /** Applies one event to a projection inside the caller's transaction. */
 export async function applyInline<Row>(tx: Queryable, projection: Projection<Row>, event: StoredEvent) {
+  if (removesWalletRows(projection as Projection<unknown>, event)) {
+    await tx`delete from ${tx(projection.table)} where wallet_id = ${event.walletId}`;
+    return;
+  }
   if (projection.keyOf(event) === null) return;
   const previous = projection.readsPrevious && projection.load ? await projection.load(tx, event) : undefined;
   await projection.save(tx, event, projection.evolve(previous, event));

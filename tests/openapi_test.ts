@@ -15,6 +15,7 @@ const EXPECTED_ROUTES: [string, string][] = [
   ["delete", "/kv/{bucket}/{key}"],
   ["get", "/healthz"],
   ["get", "/readyz"],
+  ["post", "/payments/webhook"],
 ];
 
 Deno.test("the OpenAPI document", async () => {

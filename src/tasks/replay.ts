@@ -3,7 +3,7 @@
 // the live tables. Exits 1 on any difference.
 import type { Sql } from "../db/connect.ts";
 import { readAllEvents } from "../../events/store.ts";
-import type { Projection } from "../../projections/projection.ts";
+import { type Projection, removesWalletRows } from "../../projections/projection.ts";
 import { PROJECTIONS } from "../../projections/mod.ts";
 import { openTaskDatabase } from "./task_database.ts";
 
@@ -21,6 +21,10 @@ function foldAll(projections: Projection<any>[]) {
     states,
     apply(event: Parameters<Projection<any>["evolve"]>[1]) {
       projections.forEach((projection, i) => {
+        if (removesWalletRows(projection, event)) {
+          for (const [key, row] of states[i]) if (row.wallet_id === event.walletId) states[i].delete(key);
+          return;
+        }
         const key = projection.keyOf(event);
         if (key === null) return;
         const next = projection.evolve(states[i].get(key), event);

@@ -1,0 +1,93 @@
+// POST /payments/webhook: the payment provider confirms a checkout (CONTRACT section 4).
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../env.ts";
+import { errorResponse } from "../errors.ts";
+import { textOk, textResponse } from "../openapi.ts";
+import { parseWith } from "../validation.ts";
+import { verifyStripeSignature } from "../../payments/stripe_signature.ts";
+import { creditPurchase, type Tier } from "../../payments/purchase.ts";
+import { sha256Hex } from "../../ids.ts";
+
+const MAX_BODY_BYTES = 256 * 1024;
+
+export const CheckoutEvent = z.object({
+  id: z.string().min(1).max(255),
+  type: z.string(),
+  data: z.object({
+    object: z.object({
+      client_reference_id: z.string().nullish(),
+      payment_status: z.string().nullish(),
+      payment_link: z.string().nullish(),
+      metadata: z.object({ tier: z.string().optional() }).passthrough().nullish(),
+    }).passthrough(),
+  }).passthrough(),
+}).passthrough().openapi("CheckoutEvent");
+
+const paymentWebhook = createRoute({
+  method: "post",
+  path: "/payments/webhook",
+  summary: "Payment confirmation from the payment provider",
+  description: "Signed with `Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256 of \"t.body\">`; " +
+    "`checkout.session.completed` with `client_reference_id` = token adds the tier's credits once per event id.",
+  request: { body: { content: { "application/json": { schema: CheckoutEvent } } } },
+  responses: {
+    ...textOk("`OK` (also for a replayed or ignored event)"),
+    400: textResponse("Bad or stale signature, malformed body, unknown token or tier"),
+    503: textResponse("Payments are not configured"),
+  },
+});
+
+/** The tier from `metadata.tier`, or from the payment link when it is one of the configured links. */
+function tierOf(object: z.infer<typeof CheckoutEvent>["data"]["object"], links: Record<Tier, string>): Tier | null {
+  const tier = object.metadata?.tier;
+  if (tier === "1" || tier === "3") return tier;
+  const link = object.payment_link;
+  if (!link) return null;
+  for (const [name, url] of Object.entries(links) as [Tier, string][]) {
+    if (link === url || link === new URL(url).pathname.split("/").pop()) return name;
+  }
+  return null;
+}
+
+export function paymentRoutes(app: OpenAPIHono<AppEnv>) {
+  // Documented from the schema but validated by hand: the signature is checked on the raw body
+  // before anything is parsed, and a switched-off endpoint answers before validation.
+  app.openAPIRegistry.registerPath(paymentWebhook);
+  app.post(paymentWebhook.path, async (c) => {
+    const { config, clock } = c.get("services");
+    if (!config.paymentWebhookSecret) return errorResponse(c, 503, "Payments are not configured");
+    const body = await c.req.text();
+    if (new TextEncoder().encode(body).length > MAX_BODY_BYTES) return errorResponse(c, 413, "Payload too large");
+    const problem = await verifyStripeSignature(
+      c.req.header("stripe-signature") ?? null,
+      body,
+      config.paymentWebhookSecret,
+      clock.now(),
+    );
+    if (problem) return errorResponse(c, 400, problem);
+    let json: unknown;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      return errorResponse(c, 400, "Invalid body: not JSON");
+    }
+    const parsed = parseWith(CheckoutEvent, json, "body");
+    if (!parsed.ok) return errorResponse(c, 400, parsed.phrase);
+    const event = parsed.value;
+    // Other event types are acknowledged so the provider stops sending them.
+    if (event.type !== "checkout.session.completed") return c.text("OK", 200);
+    const session = event.data.object;
+    if (session.payment_status && session.payment_status !== "paid") return c.text("OK", 200);
+    const token = session.client_reference_id?.trim();
+    if (!token) return errorResponse(c, 400, "Invalid client_reference_id: missing");
+    const tier = tierOf(session, config.rechargeLinks);
+    if (!tier) return errorResponse(c, 400, "Invalid metadata.tier: must be 1 or 3");
+    const outcome = await creditPurchase(c.get("services").ledger, {
+      walletId: await sha256Hex(token),
+      tier,
+      paymentId: event.id,
+    });
+    if (outcome === "unknown wallet") return errorResponse(c, 400, "Invalid client_reference_id: unknown token");
+    return c.text("OK", 200);
+  });
+}
