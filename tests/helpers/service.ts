@@ -38,7 +38,7 @@ export function freePort(): number {
   return port;
 }
 
-async function freshDatabase(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
+export async function freshDatabase(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
   const base = Deno.env.get("DATABASE_URL");
   if (!base) {
     const dir = await Deno.makeTempDir({ prefix: "credit-api-test-" });

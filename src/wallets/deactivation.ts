@@ -1,0 +1,57 @@
+// Tokens unused for two years are deactivated (CONTRACT section 3): `WalletDeactivated` makes the
+// token answer 401 and takes the wallet's KV entries, webhooks and mailboxes out of the read models.
+// The ledger events stay, so the audit still adds up.
+import type { Sql } from "../db/connect.ts";
+import type { Ledger } from "../ledger/ledger.ts";
+import type { Clock } from "../clock.ts";
+import { newEvent } from "../../events/catalogue.ts";
+
+export const SWEEP_BATCH = 500;
+export const DEACTIVATION_CHECK_MS = 6 * 3600 * 1000;
+
+/** The last moment of use that still counts as recent at `now`: two calendar years before it. */
+export function inactivityCutoff(now: Date): Date {
+  const cutoff = new Date(now);
+  cutoff.setUTCFullYear(cutoff.getUTCFullYear() - 2);
+  return cutoff;
+}
+
+/** Deactivates every wallet idle since before the cutoff; returns how many. */
+export async function deactivateIdleWallets(sql: Sql, ledger: Ledger, clock: Clock): Promise<number> {
+  let total = 0;
+  while (true) {
+    const cutoff = inactivityCutoff(clock.now());
+    const idle = await sql<{ wallet_id: string }[]>`
+      select wallet_id from wallets
+      where deactivated_at is null and last_used_at < ${cutoff}
+      order by last_used_at limit ${SWEEP_BATCH}`;
+    for (const { wallet_id } of idle) {
+      // Checked again under the wallet's lock: a call may have used it since the query.
+      const events = await ledger.append(wallet_id, (_tx, wallet, now) =>
+        wallet && !wallet.deactivated_at && wallet.last_used_at < inactivityCutoff(now)
+          ? [newEvent("WalletDeactivated", { lastUsedAt: wallet.last_used_at.toISOString() })]
+          : []);
+      total += events.length;
+    }
+    if (idle.length < SWEEP_BATCH) return total;
+  }
+}
+
+/** Runs the check at start and every few hours; several instances may run it, the lock decides. */
+export function startDeactivationSweep(sql: Sql, ledger: Ledger, clock: Clock, intervalMs = DEACTIVATION_CHECK_MS) {
+  let running: Promise<unknown> = Promise.resolve();
+  const tick = () => {
+    running = deactivateIdleWallets(sql, ledger, clock).catch((error) =>
+      console.error(JSON.stringify({ level: "error", message: "deactivation sweep failed", error: String(error) }))
+    );
+  };
+  const timer = setInterval(tick, intervalMs);
+  const first = setTimeout(tick, 2000);
+  return {
+    async stop() {
+      clearInterval(timer);
+      clearTimeout(first);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,65 @@
+// The whole service inside the test process, with a clock the test moves: for behaviour that
+// depends on time (expiry, deactivation). Requests go straight to the app, no network.
+import { type Database, openDatabase } from "../../src/db/connect.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { createLedger, type Ledger } from "../../src/ledger/ledger.ts";
+import { offsetClock } from "../../src/clock.ts";
+import { parseConfig } from "../../src/config.ts";
+import { createApp } from "../../src/http/app.ts";
+import { freshDatabase } from "./service.ts";
+
+export interface InProcessService {
+  db: Database;
+  ledger: Ledger;
+  clock: ReturnType<typeof offsetClock>;
+  request(method: string, path: string, init?: { token?: string; body?: string; headers?: Record<string, string> }):
+    Promise<{ status: number; text: string; headers: Headers }>;
+  newToken(): Promise<string>;
+  close(): Promise<void>;
+}
+
+let addresses = 0;
+
+export async function inProcessService(env: Record<string, string> = {}): Promise<InProcessService> {
+  const database = await freshDatabase();
+  const config = parseConfig({ SMTP_PORT: "0", TRUST_PROXY: "1", LOG_REQUESTS: "0", ...database.env, ...env });
+  if ("error" in config) throw new Error(config.error);
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  await migrate(db.sql);
+  const clock = offsetClock();
+  const ledger = createLedger(db.sql, clock);
+  const app = createApp({ sql: db.sql, ledger, clock, config });
+
+  async function request(
+    method: string,
+    path: string,
+    init: { token?: string; body?: string; headers?: Record<string, string> } = {},
+  ) {
+    const headers: Record<string, string> = { ...init.headers };
+    if (init.token) headers["x-token"] = init.token;
+    const res = await app.fetch(new Request(`http://service${path}`, { method, headers, body: init.body }), {
+      remoteAddr: { hostname: "127.0.0.1" },
+    });
+    return { status: res.status, text: await res.text(), headers: res.headers };
+  }
+
+  return {
+    db,
+    ledger,
+    clock,
+    request,
+    async newToken() {
+      addresses++;
+      const res = await request("POST", "/token", {
+        body: "token=new",
+        headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": `192.0.2.${addresses}` },
+      });
+      if (res.status !== 200) throw new Error(`POST /token answered ${res.status}: ${res.text}`);
+      return res.text;
+    },
+    async close() {
+      await db.close();
+      await database.drop();
+    },
+  };
+}
