@@ -1,12 +1,47 @@
-// The event store: appends a wallet's new events after its current stream version and reads the
-// log back in order. The table refuses UPDATE and DELETE by itself (migration 001).
+// The event store: appends events after each wallet's current stream version and reads the log
+// back in order. The table refuses UPDATE and DELETE by itself (migration 001).
 import type { Queryable, Sql } from "../src/db/connect.ts";
 import { type NewEvent, parseEvent, type StoredEvent } from "./catalogue.ts";
 
 /**
- * Appends events as versions `afterVersion + 1 ...` of the wallet's stream. The primary key
- * (wallet_id, version) makes a lost update impossible: two writers of one version collide.
+ * Numbers a wallet's new events as versions `afterVersion + 1 ...`, checked against their schemas.
+ * They get their global position when appended.
  */
+export function stageEvents(
+  walletId: string,
+  afterVersion: number,
+  events: NewEvent[],
+  recordedAt: Date,
+): StoredEvent[] {
+  return events.map((event, i) => ({
+    ...parseEvent(event),
+    walletId,
+    version: afterVersion + 1 + i,
+    position: 0,
+    recordedAt,
+  }));
+}
+
+/**
+ * Appends staged events of any number of wallets in one statement and fills in their positions.
+ * The primary key (wallet_id, version) makes a lost update impossible: two writers of one
+ * version collide.
+ */
+export async function appendStaged(tx: Queryable, events: StoredEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  // One jsonb parameter carries the batch; postgres.js serializes it once.
+  const batch = events.map((e) => ({ w: e.walletId, v: e.version, t: e.type, d: e.data, r: e.recordedAt }));
+  const rows = await tx<{ wallet_id: string; version: number; position: number }[]>`
+    insert into events (wallet_id, version, type, data, recorded_at)
+    select x.w, x.v, x.t, x.d, x.r
+    from jsonb_to_recordset(${tx.json(batch as any)}) as x(w text, v int, t text, d jsonb, r timestamptz)
+    returning wallet_id, version, position`;
+  if (rows.length !== events.length) throw new Error(`Appended ${rows.length} of ${events.length} events`);
+  const positions = new Map(rows.map((r) => [`${r.wallet_id}/${r.version}`, r.position]));
+  for (const event of events) event.position = positions.get(`${event.walletId}/${event.version}`)!;
+}
+
+/** Appends one wallet's events after its current version. */
 export async function appendEvents(
   tx: Queryable,
   walletId: string,
@@ -14,25 +49,9 @@ export async function appendEvents(
   events: NewEvent[],
   recordedAt: Date,
 ): Promise<StoredEvent[]> {
-  if (events.length === 0) return [];
-  const checked = events.map(parseEvent);
-  const versions = checked.map((_, i) => afterVersion + 1 + i);
-  // One JSON parameter carries the batch; postgres.js serializes it once as jsonb.
-  const batch = checked.map((e, i) => ({ v: versions[i], t: e.type, d: e.data }));
-  const rows = await tx`
-    insert into events (wallet_id, version, type, data, recorded_at)
-    select ${walletId}, x.v, x.t, x.d, ${recordedAt}
-    from jsonb_to_recordset(${tx.json(batch as any)}) as x(v int, t text, d jsonb)
-    returning version, position`;
-  if (rows.length !== checked.length) throw new Error(`Appended ${rows.length} of ${checked.length} events`);
-  const positions = new Map(rows.map((r) => [r.version as number, r.position as number]));
-  return checked.map((e, i) => ({
-    ...e,
-    walletId,
-    version: versions[i],
-    position: positions.get(versions[i])!,
-    recordedAt,
-  }));
+  const staged = stageEvents(walletId, afterVersion, events, recordedAt);
+  await appendStaged(tx, staged);
+  return staged;
 }
 
 interface EventRow {

@@ -25,6 +25,11 @@ export interface Projection<Row> {
   liveFilter?: string;
   /** Whether a deactivated wallet's rows leave this model (CONTRACT section 3). */
   removedWithWallet?: boolean;
+  /**
+   * Insert-only models nobody reads inside a command (call logs) may be written once per
+   * transaction with saveMany instead of a statement per event.
+   */
+  saveMany?(tx: Queryable, rows: Row[]): Promise<void>;
 }
 
 /** Whether the event takes all of a wallet's rows out of the projection. */

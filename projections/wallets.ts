@@ -57,6 +57,30 @@ export const walletsProjection: Projection<WalletRow> = {
   },
 };
 
+/** Writes many wallet rows in one statement (the end of a ledger batch). */
+export async function saveWallets(tx: Queryable, rows: WalletRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx`
+    insert into wallets (wallet_id, balance, version, created_at, last_used_at, deactivated_at)
+    select * from jsonb_to_recordset(${tx.json(rows as any)}) as x(
+      wallet_id text, balance bigint, version integer, created_at timestamptz, last_used_at timestamptz,
+      deactivated_at timestamptz)
+    on conflict (wallet_id) do update set balance = excluded.balance, version = excluded.version,
+      last_used_at = excluded.last_used_at, deactivated_at = excluded.deactivated_at`;
+}
+
+/**
+ * Locks several wallet rows, always in id order so that batches running at the same time
+ * cannot deadlock, and returns them by id.
+ */
+export async function lockWallets(tx: Queryable, walletIds: string[]): Promise<Map<string, WalletRow>> {
+  const ids = [...new Set(walletIds)].sort();
+  const rows = await tx<WalletRow[]>`
+    select wallet_id, balance, version, created_at, last_used_at, deactivated_at
+    from wallets where wallet_id = any(${ids}) order by wallet_id for update`;
+  return new Map(rows.map((row) => [row.wallet_id, row]));
+}
+
 /** Locks the wallet row for the rest of the transaction and returns it. */
 export async function lockWallet(tx: Queryable, walletId: string): Promise<WalletRow | undefined> {
   const [row] = await tx<WalletRow[]>`

@@ -1,11 +1,14 @@
-// The ledger runs every billed call as one transaction: lock the wallet, decide, debit, append
-// the events, update the inline projections, commit; only then is the caller answered.
+// The ledger runs every billed call in a transaction that locks the wallet, decides, debits,
+// appends the events and updates the inline projections; only after the commit is the caller
+// answered. Calls that arrive while a transaction is in flight wait and go together into the
+// next one (group commit): one commit, one event insert and one wallet update for many calls,
+// each call keeping its own outcome.
 import type { Sql, Tx } from "../db/connect.ts";
-import { appendEvents } from "../../events/store.ts";
+import { appendStaged, stageEvents } from "../../events/store.ts";
 import { type NewEvent, newEvent, type StoredEvent } from "../../events/catalogue.ts";
-import { applyInline } from "../../projections/projection.ts";
+import { applyInline, type Projection } from "../../projections/projection.ts";
 import { INLINE_PROJECTIONS } from "../../projections/mod.ts";
-import { evolveWallet, lockWallet, type WalletRow, walletsProjection } from "../../projections/wallets.ts";
+import { evolveWallet, lockWallet, lockWallets, saveWallets, type WalletRow } from "../../projections/wallets.ts";
 import { findIdempotentReply } from "../../projections/idempotent_replies.ts";
 import {
   type BilledCommand,
@@ -19,16 +22,63 @@ import { randomId } from "../ids.ts";
 
 export interface Ledger {
   run(command: BilledCommand): Promise<LedgerResult>;
-  /** Appends events to a wallet outside a billed call (wallet opening, payments, sweeps). */
+  /** Appends events to a wallet outside a billed call (payments, sweeps, deliveries). */
   append(
     walletId: string,
     decide: (tx: Tx, wallet: WalletRow | undefined, now: Date) => Promise<NewEvent[]> | NewEvent[],
   ): Promise<StoredEvent[]>;
 }
 
-export function createLedger(sql: Sql, clock: Clock): Ledger {
+export interface LedgerOptions {
+  /** Most calls in one transaction. */
+  maxBatch?: number;
+  /** Most transactions in flight at once (each holds a connection). */
+  maxInFlight?: number;
+  /** Most calls waiting; past it a call fails at once rather than queueing without bound. */
+  maxQueue?: number;
+  /** Told the size of every batch that commits (observability, tests). */
+  onBatch?: (size: number) => void;
+}
+
+export const DEFAULT_LEDGER_OPTIONS = { maxBatch: 128, maxInFlight: 2, maxQueue: 10_000 };
+
+export class LedgerBusyError extends Error {
+  constructor() {
+    super("The ledger queue is full");
+    this.name = "LedgerBusyError";
+  }
+}
+
+interface Waiting {
+  command: BilledCommand;
+  resolve(result: LedgerResult): void;
+  reject(error: unknown): void;
+}
+
+export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}): Ledger {
+  const { maxBatch, maxInFlight, maxQueue, onBatch } = { ...DEFAULT_LEDGER_OPTIONS, ...options };
+  const queue: Waiting[] = [];
+  let inFlight = 0;
+
+  function pump() {
+    while (inFlight < maxInFlight && queue.length > 0) {
+      const batch = queue.splice(0, maxBatch);
+      inFlight++;
+      runBatch(sql, clock, batch, onBatch).finally(() => {
+        inFlight--;
+        pump();
+      });
+    }
+  }
+
   return {
-    run: (command) => sql.begin((tx) => runCommand(tx, command, clock.now())),
+    run(command) {
+      if (queue.length >= maxQueue) return Promise.reject(new LedgerBusyError());
+      return new Promise((resolve, reject) => {
+        queue.push({ command, resolve, reject });
+        pump();
+      });
+    },
     append: (walletId, decide) =>
       sql.begin(async (tx) => {
         const now = clock.now();
@@ -39,9 +89,47 @@ export function createLedger(sql: Sql, clock: Clock): Ledger {
   };
 }
 
-/** One command inside an open transaction; exported so a batching ledger can reuse it. */
-export async function runCommand(tx: Tx, command: BilledCommand, now: Date): Promise<LedgerResult> {
-  const wallet = await lockWallet(tx, command.walletId);
+/**
+ * Runs a batch in one transaction. If the transaction fails as a whole (a fault in any command,
+ * a lost connection), every command is retried alone, so one bad command cannot fail the others.
+ */
+async function runBatch(sql: Sql, clock: Clock, batch: Waiting[], onBatch?: (size: number) => void) {
+  try {
+    const results = await sql.begin((tx) => runCommands(tx, batch.map((w) => w.command), clock.now()));
+    onBatch?.(batch.length);
+    batch.forEach((waiting, i) => waiting.resolve(results[i]));
+  } catch (error) {
+    if (batch.length === 1) return batch[0].reject(error);
+    for (const waiting of batch) {
+      try {
+        const [result] = await sql.begin((tx) => runCommands(tx, [waiting.command], clock.now()));
+        onBatch?.(1);
+        waiting.resolve(result);
+      } catch (alone) {
+        waiting.reject(alone);
+      }
+    }
+  }
+}
+
+/** Runs commands in arrival order inside one open transaction. */
+export async function runCommands(tx: Tx, commands: BilledCommand[], now: Date): Promise<LedgerResult[]> {
+  const wallets = await lockWallets(tx, commands.map((c) => c.walletId));
+  const writes = new PendingWrites();
+  const results: LedgerResult[] = [];
+  for (const command of commands) results.push(await runLocked(tx, command, now, wallets, writes));
+  await writes.flush(tx);
+  return results;
+}
+
+async function runLocked(
+  tx: Tx,
+  command: BilledCommand,
+  now: Date,
+  wallets: Map<string, WalletRow>,
+  writes: PendingWrites,
+): Promise<LedgerResult> {
+  const wallet = wallets.get(command.walletId);
   if (!wallet || wallet.deactivated_at) return { kind: "unauthorized" };
 
   let decision: Decision;
@@ -65,9 +153,7 @@ export async function runCommand(tx: Tx, command: BilledCommand, now: Date): Pro
   }
   const balance = wallet.balance - charge;
   const { reply } = decision;
-  const remembered = key && reply.status !== 402
-    ? { key: key.key, fingerprint: key.fingerprint, ...reply }
-    : undefined;
+  const remembered = key && reply.status !== 402 ? { key: key.key, fingerprint: key.fingerprint, ...reply } : undefined;
   const billed = newEvent("CallBilled", {
     callId: randomId(20),
     method: command.call.method,
@@ -80,11 +166,59 @@ export async function runCommand(tx: Tx, command: BilledCommand, now: Date): Pro
     ms: Math.max(0, Math.round(performance.now() - command.call.startedAt)),
     ...(remembered ? { idempotency: remembered } : {}),
   });
-  await commitEvents(tx, wallet.wallet_id, wallet, [billed, ...(decision.events ?? [])], now);
+  const next = await writes.stage(tx, wallet.wallet_id, wallet, [billed, ...(decision.events ?? [])], now);
+  wallets.set(wallet.wallet_id, next!);
   return { kind: "answered", reply, cost: charge, balance, replayed: false };
 }
 
-/** Appends events after the wallet's version and folds them into every inline projection. */
+/**
+ * What a transaction will write at its end: the events, the wallet rows and the rows of
+ * insert-only projections, each in one statement. Projections that commands read (KV, webhooks,
+ * idempotent replies) are written at once, so a later command of the same batch sees them.
+ */
+class PendingWrites {
+  readonly events: StoredEvent[] = [];
+  readonly wallets = new Map<string, WalletRow>();
+  readonly deferred = new Map<Projection<any>, unknown[]>();
+
+  async stage(
+    tx: Tx,
+    walletId: string,
+    wallet: WalletRow | undefined,
+    events: NewEvent[],
+    now: Date,
+  ): Promise<WalletRow | undefined> {
+    const staged = stageEvents(walletId, wallet?.version ?? 0, events, now);
+    const next = staged.reduce<WalletRow | undefined>(evolveWallet, wallet);
+    if (next) this.wallets.set(walletId, next);
+    this.events.push(...staged);
+    for (const event of staged) {
+      for (const projection of INLINE_PROJECTIONS) {
+        if (projection.saveMany && projection.keyOf(event) !== null) {
+          const row = projection.evolve(undefined, event);
+          if (!row) continue;
+          const rows = this.deferred.get(projection);
+          if (rows) rows.push(row);
+          else this.deferred.set(projection, [row]);
+        } else {
+          await applyInline(tx, projection, event);
+        }
+      }
+    }
+    return next;
+  }
+
+  async flush(tx: Tx) {
+    // Independent statements: sent together, they cost one round trip.
+    await Promise.all([
+      appendStaged(tx, this.events),
+      saveWallets(tx, [...this.wallets.values()]),
+      ...[...this.deferred].map(([projection, rows]) => projection.saveMany!(tx, rows)),
+    ]);
+  }
+}
+
+/** Appends events to one wallet and updates every inline projection, in the caller's transaction. */
 export async function commitEvents(
   tx: Tx,
   walletId: string,
@@ -92,12 +226,9 @@ export async function commitEvents(
   events: NewEvent[],
   now: Date,
 ): Promise<StoredEvent[]> {
-  const stored = await appendEvents(tx, walletId, wallet?.version ?? 0, events, now);
-  if (stored.length === 0) return stored;
-  const next = stored.reduce<WalletRow | undefined>(evolveWallet, wallet);
-  await walletsProjection.save(tx, stored[stored.length - 1], next);
-  for (const event of stored) {
-    for (const projection of INLINE_PROJECTIONS) await applyInline(tx, projection, event);
-  }
-  return stored;
+  if (events.length === 0) return [];
+  const writes = new PendingWrites();
+  await writes.stage(tx, walletId, wallet, events, now);
+  await writes.flush(tx);
+  return writes.events;
 }

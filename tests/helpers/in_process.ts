@@ -2,7 +2,7 @@
 // depends on time (expiry, deactivation). Requests go straight to the app, no network.
 import { type Database, openDatabase } from "../../src/db/connect.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { createLedger, type Ledger } from "../../src/ledger/ledger.ts";
+import { createLedger, type Ledger, type LedgerOptions } from "../../src/ledger/ledger.ts";
 import { offsetClock } from "../../src/clock.ts";
 import { parseConfig } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
@@ -20,14 +20,17 @@ export interface InProcessService {
 
 let addresses = 0;
 
-export async function inProcessService(env: Record<string, string> = {}): Promise<InProcessService> {
+export async function inProcessService(
+  env: Record<string, string> = {},
+  ledgerOptions: LedgerOptions = {},
+): Promise<InProcessService> {
   const database = await freshDatabase();
   const config = parseConfig({ SMTP_PORT: "0", TRUST_PROXY: "1", LOG_REQUESTS: "0", ...database.env, ...env });
   if ("error" in config) throw new Error(config.error);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(db.sql);
   const clock = offsetClock();
-  const ledger = createLedger(db.sql, clock);
+  const ledger = createLedger(db.sql, clock, ledgerOptions);
   const app = createApp({ sql: db.sql, ledger, clock, config });
 
   async function request(

@@ -1,0 +1,123 @@
+// Group commit keeps every invariant: many calls share a transaction, each keeps its own outcome,
+// and a fault in one command fails only that command.
+import assert from "node:assert/strict";
+import { inProcessService } from "./helpers/in_process.ts";
+import { auditLedger } from "../src/tasks/audit.ts";
+import type { BilledCommand, LedgerResult } from "../src/ledger/command.ts";
+import { failure, textReply } from "../src/ledger/command.ts";
+import { newEvent } from "../events/catalogue.ts";
+import { sha256Hex } from "../src/ids.ts";
+import { readKv } from "../projections/kv.ts";
+
+const test = (name: string, fn: (t: Deno.TestContext) => Promise<void>) =>
+  Deno.test({ name, sanitizeOps: false, sanitizeResources: false, fn });
+
+function command(walletId: string, decide: BilledCommand["decide"], cost = 1): BilledCommand {
+  return {
+    walletId,
+    cost,
+    call: { method: "POST", path: "/test", endpoint: "kv", startedAt: performance.now() },
+    decide,
+  };
+}
+
+const write = (walletId: string, key: string) =>
+  command(walletId, () => ({
+    reply: textReply(200, "OK"),
+    events: [newEvent("KvWritten", { bucket: "b", key, value: key, expiresAt: "2099-01-01T00:00:00.000Z" })],
+  }));
+
+const answered = (r: LedgerResult) => r.kind === "answered" ? r : assert.fail(`unexpected ${r.kind}`);
+
+test("concurrent calls share transactions and keep the overdraft rule", async () => {
+  const sizes: number[] = [];
+  const svc = await inProcessService({}, { onBatch: (size) => sizes.push(size) });
+  try {
+    const walletId = await sha256Hex(await svc.newToken());
+    const results = await Promise.all(Array.from({ length: 150 }, (_, i) => svc.ledger.run(write(walletId, `k${i}`))));
+    const statuses = results.map((r) => answered(r).reply.status);
+    assert.equal(statuses.filter((s) => s === 200).length, 100);
+    assert.equal(statuses.filter((s) => s === 402).length, 50);
+    assert.ok(Math.max(...sizes) > 1, `some batch held several calls (sizes ${sizes.join(",")})`);
+    assert.equal(sizes.reduce((a, b) => a + b, 0), 150);
+    assert.deepEqual((await auditLedger(svc.db.sql)).mismatches, []);
+  } finally {
+    await svc.close();
+  }
+});
+
+test("mixed outcomes in one batch: 402, 404 and 200 side by side, on several wallets", async () => {
+  const sizes: number[] = [];
+  const svc = await inProcessService({}, { maxInFlight: 1, onBatch: (size) => sizes.push(size) });
+  try {
+    const rich = await sha256Hex(await svc.newToken());
+    const poor = await sha256Hex(await svc.newToken());
+    // Drain the poor wallet to 1 credit.
+    await Promise.all(Array.from({ length: 99 }, (_, i) => svc.ledger.run(write(poor, `drain${i}`))));
+    sizes.length = 0;
+    const results = await Promise.all([
+      svc.ledger.run(write(rich, "a")),
+      svc.ledger.run(command(poor, () => failure(404, "Key Not Found"))),
+      svc.ledger.run(write(poor, "too-late")), // the balance is 0 by now
+      svc.ledger.run(command(rich, () => failure(404, "Key Not Found"))),
+      svc.ledger.run(write(rich, "b")),
+      svc.ledger.run(command(rich, () => ({ reply: textReply(200, "free") }), 0)),
+    ]);
+    assert.deepEqual(results.map((r) => [answered(r).reply.status, answered(r).cost, answered(r).balance]), [
+      [200, 1, 99],
+      [404, 1, 0],
+      [402, 0, 0],
+      [404, 1, 98],
+      [200, 1, 97],
+      [200, 0, 97],
+    ]);
+    assert.ok(sizes.some((s) => s > 1), `the six calls shared a transaction (sizes ${sizes.join(",")})`);
+    assert.equal(await readKv(svc.db.sql, poor, "b", "too-late", new Date()), undefined);
+    assert.equal(await readKv(svc.db.sql, rich, "b", "b", new Date()), "b");
+    assert.deepEqual((await auditLedger(svc.db.sql)).mismatches, []);
+  } finally {
+    await svc.close();
+  }
+});
+
+test("a later call in a batch sees what an earlier one wrote", async () => {
+  const svc = await inProcessService({}, { maxInFlight: 1 });
+  try {
+    const walletId = await sha256Hex(await svc.newToken());
+    const read = command(walletId, async (tx, wallet, now) => {
+      const value = await readKv(tx, wallet.wallet_id, "b", "seen", now);
+      return value === undefined ? failure(404, "Key Not Found") : { reply: textReply(200, value) };
+    });
+    const blocker = svc.ledger.run(write(walletId, "first"));
+    const [, , seen] = await Promise.all([blocker, svc.ledger.run(write(walletId, "seen")), svc.ledger.run(read)]);
+    assert.equal(answered(seen).reply.body, "seen");
+  } finally {
+    await svc.close();
+  }
+});
+
+test("a fault injected into a batch fails only its own command", async () => {
+  const sizes: number[] = [];
+  const svc = await inProcessService({}, { maxInFlight: 1, onBatch: (size) => sizes.push(size) });
+  try {
+    const walletId = await sha256Hex(await svc.newToken());
+    const faulty = command(walletId, () => {
+      throw new Error("injected fault");
+    });
+    const outcomes = await Promise.allSettled([
+      svc.ledger.run(write(walletId, "before")),
+      svc.ledger.run(write(walletId, "one")),
+      svc.ledger.run(faulty),
+      svc.ledger.run(write(walletId, "two")),
+    ]);
+    assert.deepEqual(outcomes.map((o) => o.status), ["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    assert.match(String((outcomes[2] as PromiseRejectedResult).reason), /injected fault/);
+    for (const key of ["before", "one", "two"]) {
+      assert.equal(await readKv(svc.db.sql, walletId, "b", key, new Date()), key);
+    }
+    assert.equal((await svc.db.sql`select balance from wallets where wallet_id = ${walletId}`)[0].balance, 97);
+    assert.deepEqual((await auditLedger(svc.db.sql)).mismatches, []);
+  } finally {
+    await svc.close();
+  }
+});
