@@ -6,6 +6,7 @@ import { failure } from "../ledger/command.ts";
 import type { LogEndpoint } from "../../projections/call_logs.ts";
 import { errorResponse, renderBody, UNAUTHORIZED } from "./errors.ts";
 import { sha256Hex } from "../ids.ts";
+import { activeWallets } from "./wallet_cache.ts";
 
 export interface BilledCall {
   cost: number;
@@ -44,7 +45,10 @@ export async function billed(c: Context<AppEnv>, call: BilledCall): Promise<Resp
     idempotency,
     decide,
   });
-  if (result.kind === "unauthorized") return errorResponse(c, 401, UNAUTHORIZED);
+  if (result.kind === "unauthorized") {
+    activeWallets.evict(walletId);
+    return errorResponse(c, 401, UNAUTHORIZED);
+  }
   const { reply } = result;
   const rendered = renderBody(c, reply.status, reply.contentType, reply.body);
   const headers: Record<string, string> = {

@@ -4,6 +4,7 @@ import type { AppEnv, Services } from "./env.ts";
 import { HttpError, UNAUTHORIZED } from "./errors.ts";
 import { randomId, sha256Hex } from "../ids.ts";
 import { findActiveWallet } from "../../projections/wallets.ts";
+import { activeWallets } from "./wallet_cache.ts";
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -45,8 +46,10 @@ export const requireWallet: MiddlewareHandler<AppEnv> = async (c, next) => {
     throw new HttpError(401, UNAUTHORIZED);
   }
   const walletId = await sha256Hex(token);
-  const wallet = await findActiveWallet(c.get("services").sql, walletId);
-  if (!wallet) throw new HttpError(401, UNAUTHORIZED);
+  if (!activeWallets.has(walletId)) {
+    if (!await findActiveWallet(c.get("services").sql, walletId)) throw new HttpError(401, UNAUTHORIZED);
+    activeWallets.remember(walletId);
+  }
   c.set("walletId", walletId);
   await next();
 };
