@@ -13,6 +13,29 @@ export const IdempotentReply = z.object({
   body: z.string(),
 });
 
+/**
+ * A webhook's whole configuration after a change, so the read model folds it without the previous
+ * row. Mailbox fields are absent on a scheduled webhook, `schedule` on a mailbox webhook; `email`
+ * (the mailbox address) stays while a webhook is scheduled so it can become a mailbox again.
+ */
+export const WebhookConfig = z.object({
+  webhookId: z.string(),
+  url: z.string(),
+  headers: z.record(z.string(), z.string()),
+  format: z.string().optional(),
+  template: z.record(z.string(), z.unknown()).optional(),
+  options: z.record(z.string(), z.string()).optional(),
+  includeAttachments: z.boolean().optional(),
+  schedule: z.object({ cron: z.string(), timezone: z.string(), active: z.boolean() }).optional(),
+  email: z.string().optional(),
+  /** The Standard Webhooks signing key, `whsec_` + base64. */
+  secret: z.string(),
+  /** Creation time, strictly increasing within a wallet: the order of `GET /webhook`. */
+  createdAt: z.iso.datetime(),
+});
+
+const deliveryKind = z.enum(["email", "scheduled", "alert"]);
+
 export const EventSchemas = {
   WalletOpened: z.object({}),
   CreditsGranted: z.object({ amount: credits, balance: credits, reason: z.string() }),
@@ -43,6 +66,37 @@ export const EventSchemas = {
   }),
   KvDeleted: z.object({ bucket: z.string(), key: z.string() }),
   WalletDeactivated: z.object({ lastUsedAt: z.iso.datetime() }),
+  WebhookCreated: WebhookConfig,
+  WebhookUpdated: WebhookConfig,
+  WebhookDeleted: z.object({ webhookId: z.string() }),
+  /**
+   * One POST of an outbox delivery. Moves no credits: `cost` is what the email or run that caused
+   * it was charged (on attempt 1, 0 on retries), shown in the call log; `balance` is the wallet's
+   * balance at the attempt.
+   */
+  DeliveryAttempted: z.object({
+    attemptId: z.string(),
+    deliveryId: z.string(),
+    webhookId: z.string(),
+    kind: deliveryKind,
+    messageId: z.string(),
+    attempt: z.number().int().min(1),
+    ok: z.boolean(),
+    status: z.number().int().optional(),
+    error: z.string().optional(),
+    latencyMs: z.number().int().min(0),
+    cost: credits,
+    balance: credits,
+    nextAttemptAt: z.iso.datetime().optional(),
+  }),
+  /** A delivery given up: retries exhausted, a final answer, or its webhook gone. */
+  DeliveryAbandoned: z.object({
+    deliveryId: z.string(),
+    webhookId: z.string(),
+    kind: deliveryKind,
+    attempts: z.number().int().min(0),
+    reason: z.string(),
+  }),
 } as const;
 
 export type EventType = keyof typeof EventSchemas;

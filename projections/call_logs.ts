@@ -40,8 +40,15 @@ export const callLogsProjection: Projection<CallLogRow> = {
     "expires_at",
   ],
   keyColumns: ["wallet_id", "id"],
-  keyOf: (event) => event.type === "CallBilled" ? `${event.walletId}/${event.data.callId}` : null,
+  keyOf(event) {
+    if (event.type === "CallBilled") return `${event.walletId}/${event.data.callId}`;
+    if (event.type === "DeliveryAttempted") return `${event.walletId}/${event.data.attemptId}`;
+    if (event.type === "CreditsPurchased") return `${event.walletId}/${event.data.paymentId}`;
+    return null;
+  },
   evolve(_row, event) {
+    if (event.type === "DeliveryAttempted") return deliveryLogRow(event);
+    if (event.type === "CreditsPurchased") return paymentLogRow(event);
     if (event.type !== "CallBilled") return undefined;
     const d = event.data;
     return {
@@ -70,8 +77,62 @@ export const callLogsProjection: Projection<CallLogRow> = {
               ${row.status_code}, ${row.error}, ${row.cost}, ${row.balance}, ${row.response_time_ms}, ${row.at},
               ${row.expires_at})`;
   },
+  async saveMany(tx, rows) {
+    if (rows.length === 0) return;
+    // One statement for a whole batch of calls: the rows travel as one jsonb parameter.
+    const inserted = await tx`
+      insert into call_logs (wallet_id, id, version, method, path, endpoint, status_code, error, cost, balance,
+                             response_time_ms, at, expires_at)
+      select * from jsonb_to_recordset(${tx.json(rows as any)}) as x(
+        wallet_id text, id text, version integer, method text, path text, endpoint text, status_code integer,
+        error text, cost integer, balance bigint, response_time_ms integer, at timestamptz, expires_at timestamptz)
+      returning 1`;
+    if (inserted.length !== rows.length) throw new Error(`Inserted ${inserted.length} of ${rows.length} call logs`);
+  },
   liveFilter: "expires_at > now()",
 };
+
+/**
+ * A delivery attempt as a log entry: `POST <webhookId>`, the receiver's status (0 when there was no
+ * answer), the error, and the cost of the email or run on its first attempt (0 on retries).
+ */
+function deliveryLogRow(event: Extract<StoredEvent, { type: "DeliveryAttempted" }>): CallLogRow {
+  const d = event.data;
+  return {
+    wallet_id: event.walletId,
+    id: d.attemptId,
+    version: event.version,
+    method: "POST",
+    path: d.webhookId,
+    endpoint: "webhook-delivery",
+    status_code: d.status ?? 0,
+    error: d.error ?? null,
+    cost: d.cost,
+    balance: d.balance,
+    response_time_ms: d.latencyMs,
+    at: event.recordedAt,
+    expires_at: new Date(event.recordedAt.getTime() + LOG_RETENTION_MS),
+  };
+}
+
+/** A confirmed payment as a log entry: free, with the balance it left. */
+function paymentLogRow(event: Extract<StoredEvent, { type: "CreditsPurchased" }>): CallLogRow {
+  return {
+    wallet_id: event.walletId,
+    id: event.data.paymentId.slice(0, 64),
+    version: event.version,
+    method: "POST",
+    path: "/payments/webhook",
+    endpoint: "payment",
+    status_code: 200,
+    error: null,
+    cost: 0,
+    balance: event.data.balance,
+    response_time_ms: 0,
+    at: event.recordedAt,
+    expires_at: new Date(event.recordedAt.getTime() + LOG_RETENTION_MS),
+  };
+}
 
 export const LOG_ENDPOINTS = ["kv", "token", "webhook", "webhook-delivery", "email", "payment"] as const;
 export type LogEndpoint = typeof LOG_ENDPOINTS[number];

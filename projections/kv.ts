@@ -1,6 +1,5 @@
 // The key-value read model: the live value of each (bucket, key) with its expiry.
 import type { Queryable } from "../src/db/connect.ts";
-import type { StoredEvent } from "../events/catalogue.ts";
 import type { Projection } from "./projection.ts";
 
 export interface KvRow {

@@ -5,11 +5,15 @@ import { walletsProjection } from "./wallets.ts";
 import { kvProjection } from "./kv.ts";
 import { callLogsProjection } from "./call_logs.ts";
 import { idempotentRepliesProjection } from "./idempotent_replies.ts";
+import { paymentsProjection } from "./payments.ts";
+import { webhooksProjection } from "./webhooks.ts";
 
 export const INLINE_PROJECTIONS: Projection<any>[] = [
   kvProjection,
   callLogsProjection,
   idempotentRepliesProjection,
+  paymentsProjection,
+  webhooksProjection,
 ];
 
 export const PROJECTIONS: Projection<any>[] = [walletsProjection, ...INLINE_PROJECTIONS];

@@ -24,6 +24,8 @@ const ConfigSchema = z.object({
   UNSAFE_ALLOW_PRIVATE_WEBHOOKS: flag.default(false),
   SERVER_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   LOG_REQUESTS: flag.default(true),
+  LEDGER_MAX_BATCH: z.coerce.number().int().min(1).max(1024).default(128),
+  DELIVERY_RETRY_SCALE: z.coerce.number().positive("must be above 0").max(1, "must be at most 1").default(1),
 });
 
 export interface Config {
@@ -40,6 +42,10 @@ export interface Config {
   allowPrivateWebhooks: boolean;
   serverSecret?: string;
   logRequests: boolean;
+  /** Most calls that share one ledger transaction; 1 turns group commit off. */
+  ledgerMaxBatch: number;
+  /** Multiplies the webhook retry delays (CONTRACT section 8); below 1 only to make tests fast. */
+  deliveryRetryScale: number;
 }
 
 /** Parses the environment; returns the error text instead of throwing so main can exit 1 cleanly. */
@@ -65,6 +71,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     allowPrivateWebhooks: c.UNSAFE_ALLOW_PRIVATE_WEBHOOKS,
     serverSecret: c.SERVER_SECRET,
     logRequests: c.LOG_REQUESTS,
+    ledgerMaxBatch: c.LEDGER_MAX_BATCH,
+    deliveryRetryScale: c.DELIVERY_RETRY_SCALE,
   };
 }
 

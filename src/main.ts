@@ -6,6 +6,11 @@ import { createLedger } from "./ledger/ledger.ts";
 import { createApp } from "./http/app.ts";
 import { systemClock } from "./clock.ts";
 import { startSweeper } from "./sweeper.ts";
+import { startDeactivationSweep } from "./wallets/deactivation.ts";
+import { linkSigning } from "./webhooks/deliver.ts";
+import { ensureServiceFile } from "./attachments/store.ts";
+import { SAMPLE_ATTACHMENT } from "./attachments/sample_pdf.ts";
+import { startDeliveryWorker } from "./webhooks/delivery_worker.ts";
 
 function log(level: string, message: string, fields: Record<string, unknown> = {}) {
   console.log(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields }));
@@ -15,18 +20,33 @@ const config = loadConfig();
 const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
 const applied = await migrate(db.sql);
 if (applied.length) log("info", "migrations applied", { applied });
+if (config.allowPrivateWebhooks) {
+  log(
+    "warn",
+    "UNSAFE_ALLOW_PRIVATE_WEBHOOKS is on: webhooks may call http:// and private or loopback " +
+      "addresses; for local testing only",
+  );
+}
 
 const clock = systemClock;
-const ledger = createLedger(db.sql, clock);
+await ensureServiceFile(db.sql, SAMPLE_ATTACHMENT, clock.now());
+const ledger = createLedger(db.sql, clock, { maxBatch: config.ledgerMaxBatch });
 const services = { sql: db.sql, ledger, clock, config };
 const app = createApp(services);
 const sweeper = startSweeper(db.sql, clock);
+const deactivation = startDeactivationSweep(db.sql, ledger, clock);
+const deliveries = startDeliveryWorker({
+  sql: db.sql,
+  ledger,
+  clock,
+  signing: await linkSigning(db.sql, config),
+  allowPrivate: config.allowPrivateWebhooks,
+  retryScale: config.deliveryRetryScale,
+});
 
-const shutdown = new AbortController();
 const server = Deno.serve({
   port: config.port,
   hostname: config.hostname,
-  signal: shutdown.signal,
   onListen: ({ hostname, port }) =>
     log("info", "listening", {
       url: `http://${hostname}:${port}`,
@@ -36,9 +56,11 @@ const server = Deno.serve({
 
 async function stop(signal: string) {
   log("info", "shutting down", { signal });
-  shutdown.abort();
-  await server.finished;
+  // Stops accepting and lets the requests in flight finish before the database closes.
+  await server.shutdown();
+  await deliveries.stop();
   await sweeper.stop();
+  await deactivation.stop();
   await db.close();
   log("info", "stopped");
   Deno.exit(0);

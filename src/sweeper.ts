@@ -1,10 +1,11 @@
 // Background clean-up of read-model rows that have expired: KV entries, call logs (deleted
-// within 24 hours after their 7 days) and remembered idempotent replies.
+// within 24 hours after their 7 days), remembered idempotent replies and attachments (7 days).
 import type { Sql } from "./db/connect.ts";
 import type { Clock } from "./clock.ts";
 import { sweepExpiredKv } from "../projections/kv.ts";
 import { sweepExpiredCallLogs } from "../projections/call_logs.ts";
 import { sweepExpiredReplies } from "../projections/idempotent_replies.ts";
+import { sweepExpiredAttachments } from "./attachments/store.ts";
 
 export const SWEEP_INTERVAL_MS = 15 * 60 * 1000;
 
@@ -13,6 +14,7 @@ export async function sweepOnce(sql: Sql, now: Date) {
     kv: await sweepExpiredKv(sql, now),
     callLogs: await sweepExpiredCallLogs(sql, now),
     replies: await sweepExpiredReplies(sql, now),
+    attachments: await sweepExpiredAttachments(sql, now),
   };
 }
 

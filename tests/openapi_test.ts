@@ -16,6 +16,16 @@ const EXPECTED_ROUTES: [string, string][] = [
   ["get", "/healthz"],
   ["get", "/readyz"],
   ["post", "/payments/webhook"],
+  ["post", "/webhook"],
+  ["get", "/webhook"],
+  ["delete", "/webhook"],
+  ["post", "/webhook/test"],
+  ["get", "/webhook/{webhookId}"],
+  ["put", "/webhook/{webhookId}"],
+  ["patch", "/webhook/{webhookId}"],
+  ["delete", "/webhook/{webhookId}"],
+  ["post", "/webhook/{webhookId}/test"],
+  ["get", "/attachments/{owner}/{id}"],
 ];
 
 Deno.test("the OpenAPI document", async () => {

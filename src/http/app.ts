@@ -1,6 +1,7 @@
 // The HTTP API: Hono with routes declared through zod-openapi, so the schemas that validate
 // requests are the ones /openapi.json describes.
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { HTTPException } from "hono/http-exception";
 import type { AppEnv, Services } from "./env.ts";
 import { errorResponse, HttpError } from "./errors.ts";
 import { accessLog, provideServices } from "./middleware.ts";
@@ -10,10 +11,13 @@ import { methodNotAllowed } from "./method_not_allowed.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { kvRoutes } from "./routes/kv.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
+import { attachmentRoutes } from "./routes/attachments.ts";
+import { paymentRoutes } from "./routes/payments.ts";
 import type { LogEndpoint } from "../../projections/call_logs.ts";
 
-export const SERVICE_NAME = "credit-api";
-export const SERVICE_VERSION = "1.0.0";
+import { SERVICE_VERSION } from "../service_info.ts";
+export { SERVICE_NAME, SERVICE_VERSION } from "../service_info.ts";
 
 /** Where a rejected request is logged and what it costs: the call's own price (recharge is free). */
 function billingOf(path: string): { endpoint: LogEndpoint; cost: number } {
@@ -45,6 +49,9 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   healthRoutes(app);
   tokenRoutes(app);
   kvRoutes(app);
+  webhookRoutes(app);
+  attachmentRoutes(app);
+  paymentRoutes(app);
   for (const install of extraRoutes) install(app);
 
   app.doc31("/openapi.json", {
@@ -59,6 +66,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   app.notFound(methodNotAllowed(app.routes));
   app.onError((error, c) => {
     if (error instanceof HttpError) return errorResponse(c, error.status, error.message, error.headers);
+    if (error instanceof HTTPException && error.status < 500) return errorResponse(c, error.status, error.message);
     console.error(JSON.stringify({
       time: new Date().toISOString(),
       level: "error",

@@ -61,7 +61,8 @@ export function walletClient(service: Service, token: string) {
       call(service, "PUT", path, { token, body, headers }),
     patch: (path: string, body?: string, headers?: Record<string, string>) =>
       call(service, "PATCH", path, { token, body, headers }),
-    delete: (path: string, headers?: Record<string, string>) => call(service, "DELETE", path, { token, headers }),
+    delete: (path: string, headers?: Record<string, string>) =>
+      call(service, "DELETE", path, { token, headers }),
     postJson: (path: string, value: unknown, headers?: Record<string, string>) =>
       call(service, "POST", path, {
         token,

@@ -17,6 +17,7 @@ function kvName(field: string) {
   return z.string()
     .min(1, "must be 1 to 30 characters")
     .refine((s) => [...s].length <= 30, "must be 1 to 30 characters")
+    // deno-lint-ignore no-control-regex
     .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), "must not contain control characters")
     .refine((s) => !s.includes("/"), 'must not contain "/"')
     .openapi({ param: { name: field, in: "path" }, example: field === "bucket" ? "default" : "greeting" });

@@ -1,0 +1,75 @@
+// Signed download links (CONTRACT sections 6 and 9): `/attachments/<owner>/<id>?expires=<unix>&sig=`
+// where `sig` is the base64url HMAC-SHA256 of owner, id and expiry under the server secret. A link is
+// valid for 1 hour from the delivery attempt that hands it out.
+import type { AttachmentLink } from "../webhooks/payloads.ts";
+
+export const DOWNLOAD_LINK_TTL_MS = 3600 * 1000;
+
+/** What a payload knows about an attachment before its link is signed. */
+export interface AttachmentRef {
+  /** The wallet id, or SERVICE_OWNER for the service's own files. */
+  owner: string;
+  id: string;
+  filename: string;
+  size: number;
+  contentType: string;
+}
+
+export interface LinkParts {
+  owner: string;
+  id: string;
+  expires: string | undefined;
+  sig: string | undefined;
+}
+
+export type LinkCheck = "valid" | "expired" | "invalid";
+
+/** A link to `ref` valid for an hour from `now`, in the payload's attachment shape. */
+export async function signedAttachmentLink(
+  secret: string,
+  publicUrl: string,
+  ref: AttachmentRef,
+  now: Date,
+): Promise<AttachmentLink> {
+  const expiresAt = new Date(now.getTime() + DOWNLOAD_LINK_TTL_MS);
+  const expires = String(Math.floor(expiresAt.getTime() / 1000));
+  const sig = await linkSignature(secret, ref.owner, ref.id, expires);
+  const path = `/attachments/${encodeURIComponent(ref.owner)}/${encodeURIComponent(ref.id)}`;
+  return {
+    filename: ref.filename,
+    size: ref.size,
+    contentType: ref.contentType,
+    downloadUrl: `${publicUrl}${path}?expires=${expires}&sig=${sig}`,
+    downloadUrlExpiresAt: new Date(Number(expires) * 1000).toISOString(),
+  };
+}
+
+/** Checks the signature first, then the expiry, so a forger learns nothing about time. */
+export async function checkAttachmentLink(secret: string, link: LinkParts, now: Date): Promise<LinkCheck> {
+  const { expires, sig } = link;
+  if (expires === undefined || sig === undefined || !/^\d{1,12}$/.test(expires)) return "invalid";
+  const expected = await linkSignature(secret, link.owner, link.id, expires);
+  if (!constantTimeEqual(sig, expected)) return "invalid";
+  return Number(expires) * 1000 > now.getTime() ? "valid" : "expired";
+}
+
+async function linkSignature(secret: string, owner: string, id: string, expires: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  // Length-prefixed parts: no choice of owner and id can make two different links sign alike.
+  const signed = `attachment-link-v1\n${owner.length}:${owner}\n${id.length}:${id}\n${expires}`;
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(signed)));
+  return btoa(String.fromCharCode(...mac)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+function constantTimeEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}

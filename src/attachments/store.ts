@@ -1,0 +1,89 @@
+// Stored attachments (table `attachments`): the files behind signed download links. Email
+// attachments live 7 days and are swept after; the sample file of test deliveries lives forever.
+import type { Queryable } from "../db/connect.ts";
+
+export const ATTACHMENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+export interface Attachment {
+  walletId: string;
+  id: string;
+  filename: string;
+  contentType: string;
+  size: number;
+  content: Uint8Array;
+  expiresAt: Date;
+}
+
+export interface NewAttachment {
+  walletId: string;
+  id: string;
+  filename: string;
+  contentType: string;
+  content: Uint8Array;
+}
+
+/** Stores a file for 7 days, in the caller's transaction (the one that accepts the email). */
+export async function storeAttachment(tx: Queryable, file: NewAttachment, now: Date): Promise<void> {
+  const expiresAt = new Date(now.getTime() + ATTACHMENT_RETENTION_MS);
+  await tx`
+    insert into attachments (wallet_id, id, filename, content_type, size, content, created_at, expires_at)
+    values (${file.walletId}, ${file.id}, ${file.filename}, ${file.contentType}, ${file.content.byteLength},
+            ${file.content}, ${now}, ${expiresAt})`;
+}
+
+interface AttachmentRow {
+  wallet_id: string;
+  id: string;
+  filename: string;
+  content_type: string;
+  size: number;
+  content: Uint8Array;
+  expires_at: Date;
+}
+
+/** A live attachment, or undefined when it is missing or expired. */
+export async function readAttachment(
+  sql: Queryable,
+  walletId: string,
+  id: string,
+  now: Date,
+): Promise<Attachment | undefined> {
+  const [row] = await sql<AttachmentRow[]>`
+    select wallet_id, id, filename, content_type, size, content, expires_at from attachments
+    where wallet_id = ${walletId} and id = ${id} and expires_at > ${now}`;
+  if (!row) return undefined;
+  return {
+    walletId: row.wallet_id,
+    id: row.id,
+    filename: row.filename,
+    contentType: row.content_type,
+    size: row.size,
+    content: new Uint8Array(row.content),
+    expiresAt: row.expires_at,
+  };
+}
+
+export async function sweepExpiredAttachments(sql: Queryable, now: Date): Promise<number> {
+  const rows = await sql`delete from attachments where expires_at <= ${now} returning 1`;
+  return rows.length;
+}
+
+/** Where the service's own files live: no wallet id is ever this (wallet ids are 64 hex digits). */
+export const SERVICE_OWNER = "service";
+// The sample file never expires; the year 9999 keeps it out of the sweep without `infinity`, which
+// JavaScript dates cannot hold.
+const NEVER = new Date("9999-12-31T00:00:00Z");
+
+/** Stores (or refreshes) one of the service's own files; run at start-up, by every instance alike. */
+export async function ensureServiceFile(
+  sql: Queryable,
+  file: Omit<NewAttachment, "walletId">,
+  now: Date,
+): Promise<void> {
+  await sql`
+    insert into attachments (wallet_id, id, filename, content_type, size, content, created_at, expires_at)
+    values (${SERVICE_OWNER}, ${file.id}, ${file.filename}, ${file.contentType}, ${file.content.byteLength},
+            ${file.content}, ${now}, ${NEVER})
+    on conflict (wallet_id, id) do update set filename = excluded.filename, content_type = excluded.content_type,
+      size = excluded.size, content = excluded.content, expires_at = excluded.expires_at`;
+}

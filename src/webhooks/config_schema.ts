@@ -1,0 +1,219 @@
+// What a client may send to configure a webhook (CONTRACT section 6): one zod schema per request
+// shape (create, replace, patch), then the rules that span fields or need the configuration.
+import { z } from "zod";
+import { EMAIL_FORMATS, type EmailFormat } from "./payloads.ts";
+import { PAGERDUTY_SEVERITIES } from "./formats/pagerduty.ts";
+import { validateTemplate } from "./formats/custom_template.ts";
+import { checkWebhookUrl } from "./url_safety.ts";
+import { validateSchedule } from "../schedules/cron.ts";
+
+export const MAX_WEBHOOKS_PER_WALLET = 100;
+export const MAX_HEADERS = 20;
+export const MAX_OPTIONS = 10;
+export const MAX_OPTION_CHARS = 500;
+const MAX_HEADER_NAME = 256;
+const MAX_HEADER_VALUE = 4096;
+const MAX_OPTION_NAME = 64;
+
+export const WEBHOOK_ID_RULE = "must be 1 to 30 characters of A-Z a-z 0-9 _ -";
+export const WebhookId = z.string().regex(/^[A-Za-z0-9_-]{1,30}$/, WEBHOOK_ID_RULE);
+export const DEFAULT_WEBHOOK_ID = "default";
+
+// Headers the service sets itself on every delivery: a custom value would break the request or
+// its signature, so it is refused when configured rather than silently dropped when sent.
+const RESERVED_HEADERS = new Set([
+  "host",
+  "content-type",
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "user-agent",
+  "webhook-id",
+  "webhook-timestamp",
+  "webhook-signature",
+]);
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+
+/** "required" when the field is missing, else what it must be. */
+function expected(what: string) {
+  return { error: (issue: { input: unknown }) => issue.input === undefined ? "required" : `must be ${what}` };
+}
+
+const HeaderMap = z.record(z.string(), z.string(expected("a string")), expected("an object of strings"))
+  .superRefine((headers, ctx) => {
+    const names = Object.keys(headers);
+    if (names.length > MAX_HEADERS) {
+      ctx.addIssue({ code: "custom", message: `must have at most ${MAX_HEADERS} entries` });
+      return;
+    }
+    for (const name of names) {
+      const value = headers[name];
+      const problem = !HEADER_NAME.test(name) || name.length > MAX_HEADER_NAME
+        ? "is not a valid header name"
+        : RESERVED_HEADERS.has(name.toLowerCase())
+        ? "is set by the service"
+        : value.length > MAX_HEADER_VALUE
+        ? `must be at most ${MAX_HEADER_VALUE} characters`
+        : CONTROL.test(value)
+        ? "must not contain control characters"
+        : null;
+      if (problem) ctx.addIssue({ code: "custom", path: [name], message: problem });
+    }
+  });
+
+const OptionMap = z.record(z.string(), z.string(expected("a string")), expected("an object of strings"))
+  .superRefine((options, ctx) => {
+    const names = Object.keys(options);
+    if (names.length > MAX_OPTIONS) {
+      ctx.addIssue({ code: "custom", message: `must have at most ${MAX_OPTIONS} entries` });
+      return;
+    }
+    for (const name of names) {
+      if (name.length === 0 || name.length > MAX_OPTION_NAME) {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: `name must be 1 to ${MAX_OPTION_NAME} characters`,
+        });
+      } else if ([...options[name]].length > MAX_OPTION_CHARS) {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: `must be at most ${MAX_OPTION_CHARS} characters`,
+        });
+      }
+    }
+  });
+
+const FORMAT_RULE = `must be one of ${EMAIL_FORMATS.join(", ")}`;
+const Format = z.enum([...EMAIL_FORMATS, ""], { error: FORMAT_RULE });
+// The template's own rules (size, depth, placeholders) are checked by validateTemplate.
+const Template = z.unknown();
+const IncludeAttachments = z.boolean(expected("true or false"));
+
+const Schedule = z.strictObject({
+  cron: z.string(expected("a string")),
+  timezone: z.string(expected("a string")),
+  active: z.boolean(expected("true or false")).optional(),
+}, expected("an object"));
+
+const Url = z.string(expected("a string"));
+
+const settingsFields = {
+  url: Url,
+  headers: HeaderMap.optional(),
+  format: Format.optional(),
+  template: Template.optional(),
+  options: OptionMap.optional(),
+  includeAttachments: IncludeAttachments.optional(),
+  schedule: Schedule.optional(),
+};
+
+/** POST /webhook. */
+export const CreateWebhookInput = z.strictObject({
+  ...settingsFields,
+  webhookId: WebhookId.optional(),
+}, expected("a JSON object"));
+
+/** PUT /webhook/<id>: the whole configuration; the path names the webhook. */
+export const ReplaceWebhookInput = z.strictObject(settingsFields, expected("a JSON object"));
+
+/** PATCH /webhook/<id>: only the fields sent; `null` clears a mailbox field or the schedule. */
+export const PatchWebhookInput = z.strictObject({
+  url: Url.optional(),
+  headers: HeaderMap.optional(),
+  format: Format.nullable().optional(),
+  template: Template.optional(),
+  options: OptionMap.nullable().optional(),
+  includeAttachments: IncludeAttachments.optional(),
+  schedule: z.strictObject({
+    cron: z.string(expected("a string")).optional(),
+    timezone: z.string(expected("a string")).optional(),
+    active: z.boolean(expected("true or false")).optional(),
+  }, expected("an object or null")).nullable().optional(),
+}, expected("a JSON object"));
+
+export type CreateWebhookInput = z.infer<typeof CreateWebhookInput>;
+export type ReplaceWebhookInput = z.infer<typeof ReplaceWebhookInput>;
+export type PatchWebhookInput = z.infer<typeof PatchWebhookInput>;
+
+/** A webhook's settings in one of its two modes, as every request shape resolves to. */
+export interface WebhookSettings {
+  url: string;
+  headers: Record<string, string>;
+  mailbox?: {
+    format?: EmailFormat;
+    template?: Record<string, unknown>;
+    options: Record<string, string>;
+    includeAttachments: boolean;
+  };
+  schedule?: { cron: string; timezone: string; active: boolean };
+}
+
+export const MAILBOX_FIELDS = ["format", "template", "options", "includeAttachments"] as const;
+
+/** The first mailbox-only field present in `input`, if any. */
+export function mailboxFieldIn(input: Record<string, unknown>): string | undefined {
+  return MAILBOX_FIELDS.find((field) => input[field] !== undefined);
+}
+
+/** Settings from a create or replace body; the 400 phrase when mailbox fields come with a schedule. */
+export function settingsFromInput(input: ReplaceWebhookInput): WebhookSettings | string {
+  const headers = input.headers ?? {};
+  if (input.schedule) {
+    const field = mailboxFieldIn(input);
+    if (field) return `Invalid ${field}: not allowed with schedule`;
+    const { cron, timezone, active = true } = input.schedule;
+    return { url: input.url, headers, schedule: { cron, timezone, active } };
+  }
+  return {
+    url: input.url,
+    headers,
+    mailbox: {
+      ...(input.format ? { format: input.format } : {}),
+      ...(input.template !== undefined ? { template: input.template as Record<string, unknown> } : {}),
+      options: input.options ?? {},
+      includeAttachments: input.includeAttachments ?? true,
+    },
+  };
+}
+
+export interface CheckOptions {
+  allowPrivate: boolean;
+  now: Date;
+}
+
+/** The rules that need whole settings: URL safety, format requirements, the schedule's meaning. */
+export function checkSettings(settings: WebhookSettings, options: CheckOptions): string | null {
+  const urlProblem = checkWebhookUrl(settings.url, { allowPrivate: options.allowPrivate });
+  if (urlProblem) return urlProblem;
+  if (settings.schedule) {
+    const { cron, timezone } = settings.schedule;
+    return validateSchedule(cron, timezone, options.now);
+  }
+  return checkMailbox(settings.mailbox!);
+}
+
+function checkMailbox(mailbox: NonNullable<WebhookSettings["mailbox"]>): string | null {
+  const { format, template, options } = mailbox;
+  if (format === "custom") {
+    if (template === undefined) return 'Invalid template: required for format "custom"';
+    const problem = validateTemplate(template);
+    if (problem) return problem;
+  } else if (template !== undefined) {
+    return 'Invalid template: only allowed with format "custom"';
+  }
+  if (format === "telegram" && !options.chat_id) {
+    return 'Invalid options.chat_id: required for format "telegram"';
+  }
+  if (format === "pagerduty") {
+    if (!options.routing_key) return 'Invalid options.routing_key: required for format "pagerduty"';
+    const severity = options.severity;
+    if (severity !== undefined && !(PAGERDUTY_SEVERITIES as readonly string[]).includes(severity)) {
+      return `Invalid options.severity "${severity}": must be one of ${PAGERDUTY_SEVERITIES.join(", ")}`;
+    }
+  }
+  return null;
+}
