@@ -4,14 +4,19 @@ import assert from "node:assert/strict";
 import {
   EMAIL_PARSE_LIMITS,
   EmailParseError,
-  parseEmail,
   type ParsedEmail,
+  parseEmail,
   parseEmailSafely,
   type ParseEmailSafelyOptions,
   type ParseOutcome,
   sanitizeFilename,
 } from "../src/email/parse.ts";
-import { ensureGeneratedCorpus, GENERATED_CORPUS, GENERATED_DIR, largeAttachmentBytes } from "./corpus/generate.ts";
+import {
+  ensureGeneratedCorpus,
+  GENERATED_CORPUS,
+  GENERATED_DIR,
+  largeAttachmentBytes,
+} from "./corpus/generate.ts";
 
 await ensureGeneratedCorpus();
 
@@ -76,7 +81,7 @@ const CORPUS: Record<string, CorpusCase> = {
         "from mx.example.test (mx.example.test [203.0.113.7])\tby in.svc.test with ESMTP id abc123" +
         "\tfor <hook-abc@in.svc.test>; Sat, 21 Nov 2026 10:00:00 +0000",
       ]);
-      assert.deepEqual(email.headers[6], ["Subject", "Weekly report"]);
+      assert.deepEqual(email.headers[5], ["Subject", "Weekly report"]);
     },
   },
   "alternative.eml": {
@@ -191,7 +196,10 @@ const CORPUS: Record<string, CorpusCase> = {
   "windows_1252_smart_quotes.eml": {
     check(email) {
       assert.equal(email.subject, "\u201CSmart\u201D quotes");
-      assert.equal(email.text, "\u201CQuoted\u201D and \u2018single\u2019 \u2013 it\u2019s \u20AC100\u2026\n");
+      assert.equal(
+        email.text,
+        "\u201CQuoted\u201D and \u2018single\u2019 \u2013 it\u2019s \u20AC100\u2026\n",
+      );
     },
   },
   "bad_encoded_word_subject.eml": {
@@ -241,7 +249,10 @@ const CORPUS: Record<string, CorpusCase> = {
   "html_only_scripts.eml": {
     check(email) {
       assert.ok(email.html.includes("<script>"), "html is kept as sent");
-      assert.equal(email.text, "Big sale\n\nEverything 50% off.\n\nVisit our shop [https://shop.example.test/sale].");
+      assert.equal(
+        email.text,
+        "Big sale\n\nEverything 50% off.\n\nVisit our shop [https://shop.example.test/sale].",
+      );
       for (const leak of ["SCRIPT-LEAK", "STYLE-LEAK", "ONLOAD-LEAK", "Newsletter title", "color: red"]) {
         assert.ok(!email.text.includes(leak), `text must not contain ${leak}`);
       }
@@ -455,14 +466,16 @@ function seededRandom(seed: number): () => number {
 Deno.test("mutated corpus messages never throw and never hang", async () => {
   const sources = ["two_attachments.eml", "alternative.eml", "iso_2022_jp.eml", "odd_filenames.eml"];
   const random = seededRandom(20261121);
-  const interesting = ascii("\0\r\n-=?:;\"<>\\");
+  const interesting = ascii('\0\r\n-=?:;"<>\\');
   for (let round = 0; round < 16; round++) {
     const source = await Deno.readFile(corpusPath(sources[round % sources.length]));
     const raw = source.slice(0, Math.floor(source.length * (0.5 + random() / 2)));
     const flips = 1 + Math.floor(random() * 20);
     for (let i = 0; i < flips; i++) {
       const at = Math.floor(random() * raw.length);
-      raw[at] = random() < 0.5 ? interesting[Math.floor(random() * interesting.length)] : Math.floor(random() * 256);
+      raw[at] = random() < 0.5
+        ? interesting[Math.floor(random() * interesting.length)]
+        : Math.floor(random() * 256);
     }
     const { outcome, ms } = await parseTimed(raw);
     assert.ok(ms < MAX_PARSE_MS, `round ${round} took ${ms.toFixed(0)} ms`);
