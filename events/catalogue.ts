@@ -66,6 +66,26 @@ export const EventSchemas = {
   }),
   KvDeleted: z.object({ bucket: z.string(), key: z.string() }),
   WalletDeactivated: z.object({ lastUsedAt: z.iso.datetime() }),
+  /** The whole low-balance configuration after PUT /token/settings (threshold 0: alerts off). */
+  LowBalanceSettingsChanged: z.object({
+    threshold: credits,
+    webhook: z.object({
+      url: z.string(),
+      headers: z.record(z.string(), z.string()),
+      format: z.string().optional(),
+      template: z.record(z.string(), z.unknown()).optional(),
+      options: z.record(z.string(), z.string()),
+    }).optional(),
+    email: z.string().optional(),
+    /** The Standard Webhooks key alert deliveries are signed with. */
+    secret: z.string(),
+  }),
+  /** A debit took the balance below the threshold: one alert per episode. */
+  LowBalanceAlerted: z.object({
+    threshold: credits,
+    balance: credits,
+    channels: z.array(z.enum(["webhook", "email"])),
+  }),
   WebhookCreated: WebhookConfig,
   WebhookUpdated: WebhookConfig,
   WebhookDeleted: z.object({ webhookId: z.string() }),
@@ -96,6 +116,31 @@ export const EventSchemas = {
     kind: deliveryKind,
     attempts: z.number().int().min(0),
     reason: z.string(),
+  }),
+  /**
+   * An inbound email accepted for one mailbox (its debit is the CallBilled beside it). Metadata
+   * only: the bodies travel in the outbox row and the files in the attachments table, never here.
+   */
+  EmailReceived: z.object({
+    deliveryId: z.string(),
+    webhookId: z.string(),
+    /** The mailbox address the mail was sent to. */
+    recipient: z.string(),
+    /** The Message-ID header, or the id generated for mail without one. */
+    messageId: z.string(),
+    from: z.string(),
+    subject: z.string(),
+    /** Bytes of the raw message as received over SMTP. */
+    size: z.number().int().min(0),
+    /** Every attachment of the mail; `id` is set when it was stored (includeAttachments on). */
+    attachments: z.array(z.object({
+      filename: z.string(),
+      contentType: z.string(),
+      size: z.number().int().min(0),
+      id: z.string().optional(),
+    })),
+    /** Whether the parser cut a body, the subject, a recipient list or the attachments. */
+    truncated: z.boolean(),
   }),
 } as const;
 

@@ -6,6 +6,7 @@ import { kvProjection } from "./kv.ts";
 import { callLogsProjection } from "./call_logs.ts";
 import { idempotentRepliesProjection } from "./idempotent_replies.ts";
 import { paymentsProjection } from "./payments.ts";
+import { walletSettingsProjection } from "./wallet_settings.ts";
 import { webhooksProjection } from "./webhooks.ts";
 
 export const INLINE_PROJECTIONS: Projection<any>[] = [
@@ -13,6 +14,7 @@ export const INLINE_PROJECTIONS: Projection<any>[] = [
   callLogsProjection,
   idempotentRepliesProjection,
   paymentsProjection,
+  walletSettingsProjection,
   webhooksProjection,
 ];
 

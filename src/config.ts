@@ -17,6 +17,8 @@ const ConfigSchema = z.object({
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   MAIL_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/i, "must be a domain name").default("mail.localhost"),
   SMTP_PORT: port.default(2525),
+  SMTP_TLS_CERT: z.string().min(1).optional(),
+  SMTP_TLS_KEY: z.string().min(1).optional(),
   RECHARGE_LINK_1: z.url({ protocol: /^https?$/ }).default("https://buy.stripe.com/test_tier1"),
   RECHARGE_LINK_3: z.url({ protocol: /^https?$/ }).default("https://buy.stripe.com/test_tier3"),
   PAYMENT_WEBHOOK_SECRET: z.string().min(1).optional(),
@@ -25,7 +27,12 @@ const ConfigSchema = z.object({
   SERVER_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   LOG_REQUESTS: flag.default(true),
   LEDGER_MAX_BATCH: z.coerce.number().int().min(1).max(1024).default(128),
+  SMTP_RELAY_URL: z.url({ protocol: /^smtps?$/ }).optional(),
+  ALERT_EMAIL_FROM: z.email("must be an email address").optional(),
   DELIVERY_RETRY_SCALE: z.coerce.number().positive("must be above 0").max(1, "must be at most 1").default(1),
+}).refine((c) => (c.SMTP_TLS_CERT === undefined) === (c.SMTP_TLS_KEY === undefined), {
+  path: ["SMTP_TLS_CERT"],
+  message: "must be set together with SMTP_TLS_KEY (file paths of the STARTTLS certificate and key)",
 });
 
 export interface Config {
@@ -36,6 +43,8 @@ export interface Config {
   publicUrl: string;
   mailDomain: string;
   smtpPort: number;
+  /** PEM files of the certificate offered with STARTTLS; without them STARTTLS is not offered. */
+  smtpTls?: { certPath: string; keyPath: string };
   rechargeLinks: Record<"1" | "3", string>;
   paymentWebhookSecret?: string;
   trustProxy: boolean;
@@ -44,6 +53,9 @@ export interface Config {
   logRequests: boolean;
   /** Most calls that share one ledger transaction; 1 turns group commit off. */
   ledgerMaxBatch: number;
+  /** Where low-balance alert emails are sent through; unset: recorded as not sent. */
+  smtpRelayUrl?: string;
+  alertEmailFrom: string;
   /** Multiplies the webhook retry delays (CONTRACT section 8); below 1 only to make tests fast. */
   deliveryRetryScale: number;
 }
@@ -65,6 +77,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     publicUrl: (c.PUBLIC_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ""),
     mailDomain: c.MAIL_DOMAIN.toLowerCase(),
     smtpPort: c.SMTP_PORT,
+    ...(c.SMTP_TLS_CERT && c.SMTP_TLS_KEY ? { smtpTls: { certPath: c.SMTP_TLS_CERT, keyPath: c.SMTP_TLS_KEY } } : {}),
     rechargeLinks: { "1": c.RECHARGE_LINK_1, "3": c.RECHARGE_LINK_3 },
     paymentWebhookSecret: c.PAYMENT_WEBHOOK_SECRET,
     trustProxy: c.TRUST_PROXY,
@@ -72,6 +85,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     serverSecret: c.SERVER_SECRET,
     logRequests: c.LOG_REQUESTS,
     ledgerMaxBatch: c.LEDGER_MAX_BATCH,
+    smtpRelayUrl: c.SMTP_RELAY_URL,
+    alertEmailFrom: c.ALERT_EMAIL_FROM ?? `alerts@${c.MAIL_DOMAIN.toLowerCase()}`,
     deliveryRetryScale: c.DELIVERY_RETRY_SCALE,
   };
 }

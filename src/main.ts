@@ -7,10 +7,12 @@ import { createApp } from "./http/app.ts";
 import { systemClock } from "./clock.ts";
 import { startSweeper } from "./sweeper.ts";
 import { startDeactivationSweep } from "./wallets/deactivation.ts";
+import { createAlertMailer } from "./wallets/alert_mailer.ts";
 import { linkSigning } from "./webhooks/deliver.ts";
 import { ensureServiceFile } from "./attachments/store.ts";
 import { SAMPLE_ATTACHMENT } from "./attachments/sample_pdf.ts";
 import { startDeliveryWorker } from "./webhooks/delivery_worker.ts";
+import { startSmtpReceiver } from "./email/smtp_server.ts";
 
 function log(level: string, message: string, fields: Record<string, unknown> = {}) {
   console.log(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields }));
@@ -42,7 +44,23 @@ const deliveries = startDeliveryWorker({
   signing: await linkSigning(db.sql, config),
   allowPrivate: config.allowPrivateWebhooks,
   retryScale: config.deliveryRetryScale,
+  mailer: createAlertMailer(config.smtpRelayUrl, config.alertEmailFrom),
 });
+
+// Mail comes in only once everything that accepts it is running. SMTP_PORT=0 turns it off.
+const smtp = config.smtpPort === 0 ? undefined : await startSmtpReceiver({
+  sql: db.sql,
+  ledger,
+  clock,
+  mailDomain: config.mailDomain,
+  port: config.smtpPort,
+  hostname: config.hostname,
+  tls: config.smtpTls,
+}).catch((error) => {
+  log("error", "cannot start the SMTP receiver", { error: error instanceof Error ? error.message : String(error) });
+  Deno.exit(1);
+});
+if (smtp) log("info", "smtp listening", { port: smtp.port, mailDomain: config.mailDomain, starttls: !!config.smtpTls });
 
 const server = Deno.serve({
   port: config.port,
@@ -58,6 +76,8 @@ async function stop(signal: string) {
   log("info", "shutting down", { signal });
   // Stops accepting and lets the requests in flight finish before the database closes.
   await server.shutdown();
+  // Sessions finish and accepted mail commits before the database closes.
+  await smtp?.stop();
   await deliveries.stop();
   await sweeper.stop();
   await deactivation.stop();

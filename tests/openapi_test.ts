@@ -16,6 +16,8 @@ const EXPECTED_ROUTES: [string, string][] = [
   ["get", "/healthz"],
   ["get", "/readyz"],
   ["post", "/payments/webhook"],
+  ["get", "/token/settings"],
+  ["put", "/token/settings"],
   ["post", "/webhook"],
   ["get", "/webhook"],
   ["delete", "/webhook"],

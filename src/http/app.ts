@@ -14,6 +14,7 @@ import { kvRoutes } from "./routes/kv.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { attachmentRoutes } from "./routes/attachments.ts";
 import { paymentRoutes } from "./routes/payments.ts";
+import { settingsRoutes } from "./routes/settings.ts";
 import type { LogEndpoint } from "../../projections/call_logs.ts";
 
 import { SERVICE_VERSION } from "../service_info.ts";
@@ -52,6 +53,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   webhookRoutes(app);
   attachmentRoutes(app);
   paymentRoutes(app);
+  settingsRoutes(app);
   for (const install of extraRoutes) install(app);
 
   app.doc31("/openapi.json", {

@@ -19,6 +19,7 @@ import {
 } from "./command.ts";
 import type { Clock } from "../clock.ts";
 import { randomId } from "../ids.ts";
+import { raiseLowBalanceAlert, startsLowBalanceEpisode } from "../wallets/low_balance.ts";
 
 export interface Ledger {
   run(command: BilledCommand): Promise<LedgerResult>;
@@ -166,7 +167,9 @@ async function runLocked(
     ms: Math.max(0, Math.round(performance.now() - command.call.startedAt)),
     ...(remembered ? { idempotency: remembered } : {}),
   });
-  const next = await writes.stage(tx, wallet.wallet_id, wallet, [billed, ...(decision.events ?? [])], now);
+  const events = [billed, ...(decision.events ?? [])];
+  if (startsLowBalanceEpisode(wallet, balance, charge)) events.push(await raiseLowBalanceAlert(tx, wallet, balance, now));
+  const next = await writes.stage(tx, wallet.wallet_id, wallet, events, now);
   wallets.set(wallet.wallet_id, next!);
   return { kind: "answered", reply, cost: charge, balance, replayed: false };
 }

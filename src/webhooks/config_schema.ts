@@ -41,7 +41,7 @@ function expected(what: string) {
   return { error: (issue: { input: unknown }) => issue.input === undefined ? "required" : `must be ${what}` };
 }
 
-const HeaderMap = z.record(z.string(), z.string(expected("a string")), expected("an object of strings"))
+export const HeaderMap = z.record(z.string(), z.string(expected("a string")), expected("an object of strings"))
   .superRefine((headers, ctx) => {
     const names = Object.keys(headers);
     if (names.length > MAX_HEADERS) {
@@ -63,7 +63,7 @@ const HeaderMap = z.record(z.string(), z.string(expected("a string")), expected(
     }
   });
 
-const OptionMap = z.record(z.string(), z.string(expected("a string")), expected("an object of strings"))
+export const OptionMap = z.record(z.string(), z.string(expected("a string")), expected("an object of strings"))
   .superRefine((options, ctx) => {
     const names = Object.keys(options);
     if (names.length > MAX_OPTIONS) {
@@ -88,9 +88,9 @@ const OptionMap = z.record(z.string(), z.string(expected("a string")), expected(
   });
 
 const FORMAT_RULE = `must be one of ${EMAIL_FORMATS.join(", ")}`;
-const Format = z.enum([...EMAIL_FORMATS, ""], { error: FORMAT_RULE });
+export const Format = z.enum([...EMAIL_FORMATS, ""], { error: FORMAT_RULE });
 // The template's own rules (size, depth, placeholders) are checked by validateTemplate.
-const Template = z.unknown();
+export const Template = z.unknown();
 const IncludeAttachments = z.boolean(expected("true or false"));
 
 const Schedule = z.strictObject({
@@ -99,7 +99,7 @@ const Schedule = z.strictObject({
   active: z.boolean(expected("true or false")).optional(),
 }, expected("an object"));
 
-const Url = z.string(expected("a string"));
+export const Url = z.string(expected("a string"));
 
 const settingsFields = {
   url: Url,
@@ -196,7 +196,7 @@ export function checkSettings(settings: WebhookSettings, options: CheckOptions):
   return checkMailbox(settings.mailbox!);
 }
 
-function checkMailbox(mailbox: NonNullable<WebhookSettings["mailbox"]>): string | null {
+export function checkMailbox(mailbox: NonNullable<WebhookSettings["mailbox"]>): string | null {
   const { format, template, options } = mailbox;
   if (format === "custom") {
     if (template === undefined) return 'Invalid template: required for format "custom"';

@@ -10,6 +10,8 @@ import type { DeliveryContent } from "./outbox.ts";
 import type { EmailPayload } from "./payloads.ts";
 import { signedAttachmentLink } from "../attachments/signed_link.ts";
 import { settingsOf } from "./registry.ts";
+import { renderAlert } from "../wallets/alert_format.ts";
+import type { LowBalancePayload } from "../wallets/low_balance.ts";
 import type { Config } from "../config.ts";
 import type { Sql } from "../db/connect.ts";
 import { serverSecretFor } from "../server_secret.ts";
@@ -37,8 +39,11 @@ export async function renderDeliveryBody(
   signing: LinkSigning,
   now: Date,
 ): Promise<string> {
-  if (content.kind !== "email") return JSON.stringify(content.payload);
+  if (content.kind === "scheduled") return JSON.stringify(content.payload);
   const settings = settingsOf(webhook);
+  if (content.kind === "alert") {
+    return JSON.stringify(renderAlert(content.payload as unknown as LowBalancePayload, settings.mailbox ?? {}, now));
+  }
   const mailbox = settings.mailbox;
   const attachments = mailbox?.includeAttachments === false ? [] : await Promise.all(
     content.payload.attachments.map((ref) =>

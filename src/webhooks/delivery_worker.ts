@@ -18,6 +18,9 @@ import {
 } from "./outbox.ts";
 import { type LinkSigning, postToWebhook, renderDeliveryBody } from "./deliver.ts";
 import { verdictAfter } from "./retry_policy.ts";
+import { ALERT_EMAIL_ID, type LowBalancePayload } from "../wallets/low_balance.ts";
+import { findAlertEmail, findAlertWebhook } from "../wallets/alert_target.ts";
+import { type AlertMailer, createAlertMailer } from "../wallets/alert_mailer.ts";
 
 export interface DeliveryWorkerOptions {
   sql: Sql;
@@ -33,6 +36,8 @@ export interface DeliveryWorkerOptions {
   maxInFlight?: number;
   /** How long a claim keeps other instances away: well past the 10 s timeout plus the recording. */
   leaseMs?: number;
+  /** Sends low-balance alert emails; without one they are recorded as not sent. */
+  mailer?: AlertMailer;
 }
 
 export interface DeliveryWorker {
@@ -128,33 +133,15 @@ export async function attemptDelivery(
   options: DeliveryWorkerOptions,
   delivery: ClaimedDelivery,
 ): Promise<void> {
-  const { sql, ledger, clock } = options;
-  const webhook = await findWebhook(sql, delivery.walletId, delivery.webhookId);
-  if (!webhook) {
+  const { ledger, clock } = options;
+  const attemptedAt = clock.now();
+  const result = await sendOnce(options, delivery, attemptedAt);
+  if (!result) {
     await ledger.append(delivery.walletId, async (tx) => {
       if (!await completeDelivery(tx, delivery)) return [];
       return [abandoned(delivery, delivery.attempts, "webhook deleted")];
     });
     return;
-  }
-
-  const attemptedAt = clock.now();
-  let result: PostResult;
-  try {
-    const body = await renderDeliveryBody(webhook, delivery, options.signing, attemptedAt);
-    result = await postToWebhook(webhook, body, {
-      messageId: delivery.messageId,
-      now: attemptedAt,
-      allowPrivate: options.allowPrivate,
-    });
-  } catch (error) {
-    // A payload the format cannot render will not render on a retry either.
-    result = {
-      ok: false,
-      latencyMs: 0,
-      retryable: false,
-      error: `cannot render payload: ${describe(error)}`,
-    };
   }
 
   const attempt = delivery.attempts + 1;
@@ -182,6 +169,38 @@ export async function attemptDelivery(
     if (held && verdict.action === "abandon") events.push(abandoned(delivery, attempt, verdict.reason));
     return events;
   });
+}
+
+/**
+ * One send of a delivery: a POST to its webhook (or to the wallet's low-balance webhook), or the
+ * low-balance email. Undefined when the target no longer exists.
+ */
+async function sendOnce(
+  options: DeliveryWorkerOptions,
+  delivery: ClaimedDelivery,
+  attemptedAt: Date,
+): Promise<PostResult | undefined> {
+  const { sql } = options;
+  if (delivery.kind === "alert" && delivery.webhookId === ALERT_EMAIL_ID) {
+    const to = await findAlertEmail(sql, delivery.walletId);
+    const mailer = options.mailer ?? createAlertMailer(undefined, "");
+    return to ? await mailer.send(to, delivery.payload as unknown as LowBalancePayload) : undefined;
+  }
+  const webhook = delivery.kind === "alert"
+    ? await findAlertWebhook(sql, delivery.walletId)
+    : await findWebhook(sql, delivery.walletId, delivery.webhookId);
+  if (!webhook) return undefined;
+  try {
+    const body = await renderDeliveryBody(webhook, delivery, options.signing, attemptedAt);
+    return await postToWebhook(webhook, body, {
+      messageId: delivery.messageId,
+      now: attemptedAt,
+      allowPrivate: options.allowPrivate,
+    });
+  } catch (error) {
+    // A payload the format cannot render will not render on a retry either.
+    return { ok: false, latencyMs: 0, retryable: false, error: `cannot render payload: ${describe(error)}` };
+  }
 }
 
 function abandoned(delivery: ClaimedDelivery, attempts: number, reason: string): NewEvent {

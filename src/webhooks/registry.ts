@@ -146,6 +146,18 @@ function definedFields<T extends object>(value: T): Partial<T> {
 const SENSITIVE_OPTION = /key|token|secret/i;
 export const REDACTED = "***";
 
+/** Header values never leave in clear. */
+export function redactHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.keys(headers).map((name) => [name, REDACTED]));
+}
+
+/** Options that look like credentials by their name leave as `***`. */
+export function redactOptions(options: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(options).map(([name, value]) => [name, SENSITIVE_OPTION.test(name) ? REDACTED : value]),
+  );
+}
+
 export interface ViewOptions {
   /** The wallet hash, the same for all of a wallet's webhooks. */
   hash: string;
@@ -159,7 +171,7 @@ export function webhookView(row: WebhookRow, options: ViewOptions): Record<strin
   const view: Record<string, unknown> = {
     webhookId: row.webhook_id,
     webhook: row.url,
-    headers: Object.fromEntries(Object.keys(row.headers).map((name) => [name, REDACTED])),
+    headers: redactHeaders(row.headers),
     hash: options.hash,
   };
   const settings = settingsOf(row);
@@ -170,11 +182,7 @@ export function webhookView(row: WebhookRow, options: ViewOptions): Record<strin
     view.email = row.email;
     if (mailbox.format) view.format = mailbox.format;
     if (mailbox.template) view.template = mailbox.template;
-    view.options = Object.fromEntries(
-      Object.entries(mailbox.options).map((
-        [name, value],
-      ) => [name, SENSITIVE_OPTION.test(name) ? REDACTED : value]),
-    );
+    view.options = redactOptions(mailbox.options);
     view.includeAttachments = mailbox.includeAttachments;
   }
   if (options.includeSecret) view.secret = row.secret;

@@ -2,7 +2,6 @@
 // POST/GET/DELETE /webhook, POST /webhook/test, GET/PUT/PATCH/DELETE /webhook/{webhookId} and
 // POST /webhook/{webhookId}/test; 1 credit each.
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { z as zod } from "zod";
 import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
 import { billed, billedFailure } from "../billing.ts";
@@ -50,7 +49,7 @@ import {
   textResponse,
   TokenHeader,
 } from "../openapi.ts";
-import { parseWith } from "../validation.ts";
+import { documentedJson, readJsonBody } from "../json_body.ts";
 import type { Config } from "../../config.ts";
 import type { Tx } from "../../db/connect.ts";
 
@@ -58,7 +57,6 @@ const WEBHOOK_COST = 1;
 const WEBHOOK_NOT_FOUND = "Webhook not found";
 const NOT_ATTEMPTED = "webhook call failed: not attempted, please retry";
 /** Far above any valid configuration (20 headers, a 2 KB template, 10 options). */
-const MAX_BODY_BYTES = 256 * 1024;
 /** Random characters of a mailbox name: `r_` + 24 of [a-z0-9], about 124 bits. */
 const MAILBOX_RANDOM_CHARS = 24;
 
@@ -94,13 +92,6 @@ const WebhookObject = z.object({
 
 const TestResult = z.object({ success: z.boolean(), message: z.string() }).openapi("WebhookTestResult");
 
-// Bodies are parsed by the handlers (any content type, JSON text), so the routes document them with
-// plain JSON schemas generated from the same zod schemas instead of letting the validator run.
-function documented(schema: zod.ZodType, description: string) {
-  const { $schema: _, ...jsonSchema } = zod.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
-  return { description, content: { "application/json": { schema: jsonSchema as Record<string, unknown> } } };
-}
-
 const notFound = { 404: textResponse("`Webhook not found`") };
 
 const createWebhook = createRoute({
@@ -109,7 +100,7 @@ const createWebhook = createRoute({
   summary: "Create a webhook (or, without webhookId, create or replace `default`)",
   description: BILLING_NOTE,
   middleware: [requireWallet] as const,
-  request: { headers: TokenHeader, body: documented(CreateWebhookInput, "The configuration") },
+  request: { headers: TokenHeader, body: documentedJson(CreateWebhookInput, "The configuration") },
   responses: {
     ...jsonOk("The webhook, with its signing secret when created", WebhookObject),
     ...ERROR_RESPONSES,
@@ -173,7 +164,7 @@ const putRoute = createRoute({
   request: {
     headers: TokenHeader,
     params: WebhookIdParam,
-    body: documented(ReplaceWebhookInput, "The whole configuration; the path names the webhook"),
+    body: documentedJson(ReplaceWebhookInput, "The whole configuration; the path names the webhook"),
   },
   responses: { ...jsonOk("The webhook", WebhookObject), ...ERROR_RESPONSES, ...notFound },
 });
@@ -187,7 +178,7 @@ const patchRoute = createRoute({
   request: {
     headers: TokenHeader,
     params: WebhookIdParam,
-    body: documented(
+    body: documentedJson(
       PatchWebhookInput,
       "Fields to change: maps replace whole, schedule merges field by field, schedule null makes a mailbox webhook",
     ),
@@ -280,24 +271,6 @@ function changed(
   return { reply: jsonReply(200, view), events: [newEvent(type, next)] };
 }
 
-async function readBody<S extends zod.ZodType>(c: Ctx, schema: S) {
-  const tooLarge = {
-    ok: false as const,
-    phrase: `Invalid request: body larger than ${MAX_BODY_BYTES} bytes`,
-  };
-  // The declared length is checked before reading; the text after, for bodies sent without one.
-  if (Number(c.req.header("content-length") ?? 0) > MAX_BODY_BYTES) return tooLarge;
-  const text = await c.req.text();
-  if (new TextEncoder().encode(text).byteLength > MAX_BODY_BYTES) return tooLarge;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { ok: false as const, phrase: "Invalid request: body must be a JSON object" };
-  }
-  return parseWith(schema, value);
-}
-
 /** Settings that pass every rule, or the 400 phrase. */
 function checked(c: Ctx, settings: WebhookSettings | string): WebhookSettings | string {
   if (typeof settings === "string") return settings;
@@ -306,7 +279,7 @@ function checked(c: Ctx, settings: WebhookSettings | string): WebhookSettings | 
 }
 
 async function create(c: Ctx): Promise<Response> {
-  const input = await readBody(c, CreateWebhookInput);
+  const input = await readJsonBody(c, CreateWebhookInput);
   if (!input.ok) return billedFailure(c, "webhook", 400, input.phrase);
   const settings = checked(c, settingsFromInput(input.value));
   if (typeof settings === "string") return billedFailure(c, "webhook", 400, settings);
@@ -331,7 +304,7 @@ async function create(c: Ctx): Promise<Response> {
 }
 
 async function replace(c: Ctx, webhookId: string): Promise<Response> {
-  const input = await readBody(c, ReplaceWebhookInput);
+  const input = await readJsonBody(c, ReplaceWebhookInput);
   if (!input.ok) return billedFailure(c, "webhook", 400, input.phrase);
   const settings = checked(c, settingsFromInput(input.value));
   if (typeof settings === "string") return billedFailure(c, "webhook", 400, settings);
@@ -344,7 +317,7 @@ async function replace(c: Ctx, webhookId: string): Promise<Response> {
 }
 
 async function patch(c: Ctx, webhookId: string): Promise<Response> {
-  const input = await readBody(c, PatchWebhookInput);
+  const input = await readJsonBody(c, PatchWebhookInput);
   if (!input.ok) return billedFailure(c, "webhook", 400, input.phrase);
   const make = fresh(c.get("services").config);
   return webhookCall(c, async (tx, walletId, now) => {

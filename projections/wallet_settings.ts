@@ -1,0 +1,50 @@
+// The low-balance configuration of each wallet: threshold, webhook target, email address and the
+// key alert deliveries are signed with.
+import type { Queryable } from "../src/db/connect.ts";
+import type { EventData } from "../events/catalogue.ts";
+import type { Projection } from "./projection.ts";
+
+export type LowBalanceWebhook = NonNullable<EventData<"LowBalanceSettingsChanged">["webhook"]>;
+
+export interface WalletSettingsRow {
+  wallet_id: string;
+  low_balance_threshold: number;
+  low_balance_webhook: LowBalanceWebhook | null;
+  low_balance_email: string | null;
+  alert_secret: string;
+}
+
+export const walletSettingsProjection: Projection<WalletSettingsRow> = {
+  table: "wallet_settings",
+  columns: ["wallet_id", "low_balance_threshold", "low_balance_webhook", "low_balance_email", "alert_secret"],
+  keyColumns: ["wallet_id"],
+  keyOf: (event) => event.type === "LowBalanceSettingsChanged" ? event.walletId : null,
+  evolve(_row, event) {
+    if (event.type !== "LowBalanceSettingsChanged") return undefined;
+    return {
+      wallet_id: event.walletId,
+      low_balance_threshold: event.data.threshold,
+      low_balance_webhook: event.data.webhook ?? null,
+      low_balance_email: event.data.email ?? null,
+      alert_secret: event.data.secret,
+    };
+  },
+  readsPrevious: false,
+  async save(tx, _event, row) {
+    if (!row) return;
+    await tx`
+      insert into wallet_settings (wallet_id, low_balance_threshold, low_balance_webhook, low_balance_email,
+                                   alert_secret)
+      values (${row.wallet_id}, ${row.low_balance_threshold}, ${tx.json(row.low_balance_webhook as any)},
+              ${row.low_balance_email}, ${row.alert_secret})
+      on conflict (wallet_id) do update set low_balance_threshold = excluded.low_balance_threshold,
+        low_balance_webhook = excluded.low_balance_webhook, low_balance_email = excluded.low_balance_email,
+        alert_secret = excluded.alert_secret`;
+  },
+  removedWithWallet: true,
+};
+
+export async function findWalletSettings(sql: Queryable, walletId: string): Promise<WalletSettingsRow | undefined> {
+  const [row] = await sql<WalletSettingsRow[]>`select * from wallet_settings where wallet_id = ${walletId}`;
+  return row;
+}

@@ -1,0 +1,40 @@
+// The SMTP answers of the receiver (CONTRACT section 9), each with its RFC 3463 enhanced status
+// code in the text: smtp-server's own enhanced codes stay off, so ours are the only ones shown.
+
+export interface SmtpReply {
+  code: number;
+  /** The reply text after the code, starting with the enhanced status code. */
+  message: string;
+}
+
+export const ACCEPTED: SmtpReply = { code: 250, message: "2.0.0 Message accepted" };
+export const MAILBOX_UNKNOWN: SmtpReply = { code: 550, message: "5.1.1 Mailbox does not exist" };
+export const INSUFFICIENT_CREDITS: SmtpReply = { code: 452, message: "4.2.2 Insufficient credits" };
+/** Any fault of the service: nothing was changed (or, for a mail to several mailboxes, what was
+ * accepted is recognised as a duplicate when the sender tries again). */
+export const TEMPORARY_FAILURE: SmtpReply = { code: 451, message: "4.3.0 Temporary failure, try again later" };
+export const SESSION_TOO_LONG: SmtpReply = { code: 421, message: "4.4.2 Session too long, closing" };
+
+export function notOurDomain(mailDomain: string): SmtpReply {
+  return { code: 550, message: `5.1.1 Not a mailbox of ${mailDomain}` };
+}
+
+export function badAddress(address: string): SmtpReply {
+  return { code: 553, message: `5.1.3 Invalid recipient "${address.slice(0, 100)}"` };
+}
+
+export function messageTooLarge(limit: number): SmtpReply {
+  return { code: 552, message: `5.3.4 Message too large: limit ${limit} bytes` };
+}
+
+/** A message the parser refused: permanent, except when the parser was only too busy. */
+export function refusedMessage(reason: string): SmtpReply {
+  // parse.ts words a full parser queue this way; it is the one refusal that passes with time.
+  if (reason.startsWith("Parser busy")) return TEMPORARY_FAILURE;
+  return { code: 554, message: `5.6.0 Message refused: ${reason}` };
+}
+
+/** The error smtp-server turns into the reply: `responseCode` and the text. */
+export function smtpError(reply: SmtpReply): Error & { responseCode: number } {
+  return Object.assign(new Error(reply.message), { responseCode: reply.code });
+}

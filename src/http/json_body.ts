@@ -1,0 +1,36 @@
+// JSON request bodies parsed by the handlers themselves (any content type, so `curl -d` works),
+// checked against the same zod schemas the OpenAPI document shows.
+import type { Context } from "hono";
+import { z as zod } from "zod";
+import type { AppEnv } from "./env.ts";
+import { type Parsed, parseWith } from "./validation.ts";
+
+export const MAX_JSON_BODY_BYTES = 256 * 1024;
+
+/** The body as the schema's value, or the 400 phrase. */
+export async function readJsonBody<S extends zod.ZodType>(
+  c: Context<AppEnv>,
+  schema: S,
+): Promise<Parsed<zod.infer<S>>> {
+  const tooLarge = { ok: false as const, phrase: `Invalid request: body larger than ${MAX_JSON_BODY_BYTES} bytes` };
+  // The declared length is checked before reading; the text after, for bodies sent without one.
+  if (Number(c.req.header("content-length") ?? 0) > MAX_JSON_BODY_BYTES) return tooLarge;
+  const text = await c.req.text();
+  if (new TextEncoder().encode(text).byteLength > MAX_JSON_BODY_BYTES) return tooLarge;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false as const, phrase: "Invalid request: body must be a JSON object" };
+  }
+  return parseWith(schema, value);
+}
+
+/**
+ * A request body for the OpenAPI document, as plain JSON Schema generated from the zod schema:
+ * the handler validates it, not the route's validator.
+ */
+export function documentedJson(schema: zod.ZodType, description: string) {
+  const { $schema: _, ...jsonSchema } = zod.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
+  return { description, content: { "application/json": { schema: jsonSchema as Record<string, unknown> } } };
+}

@@ -1,0 +1,152 @@
+// GET and PUT /token/settings: low-balance alerts (1 credit each; issue 6).
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { z as zod } from "zod";
+import type { AppEnv } from "../env.ts";
+import { billed, billedFailure } from "../billing.ts";
+import { requireWallet } from "../middleware.ts";
+import { jsonReply, textReply } from "../../ledger/command.ts";
+import { newEvent } from "../../../events/catalogue.ts";
+import { findWalletSettings, type LowBalanceWebhook } from "../../../projections/wallet_settings.ts";
+import { BILLING_NOTE, ERROR_RESPONSES, jsonOk, serve, textOk, TokenHeader } from "../openapi.ts";
+import { documentedJson, readJsonBody } from "../json_body.ts";
+import { checkMailbox, Format, HeaderMap, OptionMap, Template, Url } from "../../webhooks/config_schema.ts";
+import { checkWebhookUrl } from "../../webhooks/url_safety.ts";
+import { redactHeaders, redactOptions } from "../../webhooks/registry.ts";
+import { newWebhookSecret } from "../../webhooks/signature.ts";
+import type { EmailFormat } from "../../webhooks/payloads.ts";
+
+const SETTINGS_COST = 1;
+
+export const LowBalanceWebhookInput = zod.strictObject({
+  url: Url,
+  headers: HeaderMap.optional(),
+  format: Format.optional(),
+  template: Template.optional(),
+  options: OptionMap.optional(),
+});
+
+/** PUT replaces the whole configuration: what is not sent is cleared. */
+export const SettingsInput = zod.strictObject({
+  low_balance_threshold: zod.number({ error: "must be an integer of at least 0" })
+    .int("must be an integer of at least 0").min(0, "must be an integer of at least 0")
+    .max(1e12, "must be at most 1000000000000").optional(),
+  low_balance_webhook: LowBalanceWebhookInput.nullable().optional(),
+  low_balance_email: zod.email("must be an email address").max(254, "must be at most 254 characters")
+    .nullable().optional(),
+}, { error: "must be a JSON object" });
+
+const SettingsView = z.object({
+  low_balance_threshold: z.number().int(),
+  low_balance_webhook: z.object({
+    url: z.string(),
+    headers: z.record(z.string(), z.string()),
+    format: z.string().optional(),
+    template: z.record(z.string(), z.unknown()).optional(),
+    options: z.record(z.string(), z.string()),
+    secret: z.string().openapi({ description: "Key of the Standard Webhooks signature on alerts" }),
+  }).optional(),
+  low_balance_email: z.string().optional(),
+}).openapi("CustomerSettings");
+
+const getSettings = createRoute({
+  method: "get",
+  path: "/token/settings",
+  summary: "Low-balance alert settings",
+  description: BILLING_NOTE,
+  middleware: [requireWallet] as const,
+  request: { headers: TokenHeader },
+  responses: { ...jsonOk("The settings; header values and sensitive options redacted", SettingsView), ...ERROR_RESPONSES },
+});
+
+const putSettings = createRoute({
+  method: "put",
+  path: "/token/settings",
+  summary: "Replace the low-balance alert settings",
+  description: "An alert goes out once per episode when a debit leaves the balance below the threshold " +
+    "(0 turns alerts off). " + BILLING_NOTE,
+  middleware: [requireWallet] as const,
+  request: { headers: TokenHeader, body: documentedJson(SettingsInput, "The whole configuration") },
+  responses: { ...textOk("`OK`"), ...ERROR_RESPONSES },
+});
+
+/** The rules past the schema: a safe URL and what the format needs. */
+function checkWebhook(webhook: zod.infer<typeof LowBalanceWebhookInput>, allowPrivate: boolean): string | null {
+  const urlProblem = checkWebhookUrl(webhook.url, { allowPrivate });
+  if (urlProblem) return urlProblem.replace("Invalid url", "Invalid low_balance_webhook.url");
+  const problem = checkMailbox({
+    ...(webhook.format ? { format: webhook.format as EmailFormat } : {}),
+    ...(webhook.template !== undefined ? { template: webhook.template as Record<string, unknown> } : {}),
+    options: webhook.options ?? {},
+    includeAttachments: false,
+  });
+  return problem?.replace(/^Invalid /, "Invalid low_balance_webhook.") ?? null;
+}
+
+function webhookOf(input: zod.infer<typeof LowBalanceWebhookInput>): LowBalanceWebhook {
+  return {
+    url: input.url,
+    headers: input.headers ?? {},
+    ...(input.format ? { format: input.format } : {}),
+    ...(input.format === "custom" && input.template !== undefined
+      ? { template: input.template as Record<string, unknown> }
+      : {}),
+    options: input.options ?? {},
+  };
+}
+
+export function settingsRoutes(app: OpenAPIHono<AppEnv>) {
+  serve(app, getSettings, (c) =>
+    billed(c, {
+      cost: SETTINGS_COST,
+      endpoint: "token",
+      async decide(tx, wallet) {
+        const settings = await findWalletSettings(tx, wallet.wallet_id);
+        const webhook = settings?.low_balance_webhook;
+        return {
+          reply: jsonReply(200, {
+            low_balance_threshold: settings?.low_balance_threshold ?? 0,
+            ...(webhook
+              ? {
+                low_balance_webhook: {
+                  url: webhook.url,
+                  headers: redactHeaders(webhook.headers),
+                  ...(webhook.format ? { format: webhook.format } : {}),
+                  ...(webhook.template ? { template: webhook.template } : {}),
+                  options: redactOptions(webhook.options),
+                  secret: settings!.alert_secret,
+                },
+              }
+              : {}),
+            ...(settings?.low_balance_email ? { low_balance_email: settings.low_balance_email } : {}),
+          }),
+        };
+      },
+    }));
+
+  serve(app, putSettings, async (c) => {
+    const input = await readJsonBody(c, SettingsInput);
+    if (!input.ok) return billedFailure(c, "token", 400, input.phrase);
+    const { low_balance_threshold = 0, low_balance_webhook, low_balance_email } = input.value;
+    if (low_balance_webhook) {
+      const problem = checkWebhook(low_balance_webhook, c.get("services").config.allowPrivateWebhooks);
+      if (problem) return billedFailure(c, "token", 400, problem);
+    }
+    return billed(c, {
+      cost: SETTINGS_COST,
+      endpoint: "token",
+      async decide(tx, wallet) {
+        const current = await findWalletSettings(tx, wallet.wallet_id);
+        return {
+          reply: textReply(200, "OK"),
+          events: [newEvent("LowBalanceSettingsChanged", {
+            threshold: low_balance_threshold,
+            ...(low_balance_webhook ? { webhook: webhookOf(low_balance_webhook) } : {}),
+            ...(low_balance_email ? { email: low_balance_email } : {}),
+            // The signing key stays across changes, so receivers keep verifying.
+            secret: current?.alert_secret ?? newWebhookSecret(),
+          })],
+        };
+      },
+    });
+  });
+}

@@ -1,0 +1,46 @@
+// Sends low-balance alert emails through the SMTP relay of SMTP_RELAY_URL (nodemailer). Without a
+// relay an alert email is recorded as not sent.
+import nodemailer from "nodemailer";
+import type { PostResult } from "../webhooks/http_post.ts";
+import type { LowBalancePayload } from "./low_balance.ts";
+import { alertSubject, alertText } from "./alert_format.ts";
+
+export interface AlertMailer {
+  send(to: string, alert: LowBalancePayload): Promise<PostResult>;
+}
+
+const SEND_TIMEOUT_MS = 10_000;
+
+export function createAlertMailer(relayUrl: string | undefined, from: string): AlertMailer {
+  if (!relayUrl) {
+    return {
+      send: () =>
+        Promise.resolve({ ok: false, latencyMs: 0, retryable: false, error: "not sent: SMTP_RELAY_URL is not set" }),
+    };
+  }
+  const transport = nodemailer.createTransport({
+    url: relayUrl,
+    connectionTimeout: SEND_TIMEOUT_MS,
+    greetingTimeout: SEND_TIMEOUT_MS,
+    socketTimeout: SEND_TIMEOUT_MS,
+  } as Parameters<typeof nodemailer.createTransport>[0]);
+  return {
+    async send(to, alert) {
+      const started = performance.now();
+      try {
+        await transport.sendMail({ from, to, subject: alertSubject(alert), text: alertText(alert) });
+        return { ok: true, status: 250, latencyMs: Math.round(performance.now() - started) };
+      } catch (error) {
+        const code = (error as { responseCode?: number }).responseCode;
+        return {
+          ok: false,
+          ...(code ? { status: code } : {}),
+          latencyMs: Math.round(performance.now() - started),
+          // A 5xx from the relay is final; anything else (4xx, network) may pass later.
+          retryable: !(code && code >= 500),
+          error: `email not sent: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300),
+        };
+      }
+    },
+  };
+}
