@@ -1,6 +1,6 @@
 // A user's key-value session: write, read, overwrite, expire, delete, and every bad input.
 import assert from "node:assert/strict";
-import { newToken, walletClient } from "./helpers/client.ts";
+import { call, newToken, walletClient } from "./helpers/client.ts";
 import { startService } from "./helpers/service.ts";
 
 Deno.test("key-value store", async (t) => {
@@ -110,6 +110,28 @@ Deno.test("key-value store", async (t) => {
       assert.equal((await client.get("/kv/b/k0")).status, 402);
       assert.equal((await client.post("/kv/reserved-x/k", "v")).status, 402, "402 before validation");
     });
+  } finally {
+    await svc.dispose();
+  }
+});
+
+Deno.test("a KV path with a missing name or an extra segment is 400, not an unknown path", async () => {
+  const svc = await startService();
+  try {
+    const kv = walletClient(svc, await newToken(svc));
+    const cases: [string, string][] = [
+      ["/kv/bucket", "Invalid key: must be 1 to 30 characters"],
+      ["/kv/bucket/", "Invalid key: must be 1 to 30 characters"],
+      ["/kv//key", "Invalid bucket: must be 1 to 30 characters"],
+      ["/kv/bucket/a/b", 'Invalid key: must not contain "/"'],
+    ];
+    for (const [path, phrase] of cases) {
+      const res = await kv.get(path);
+      assert.deepEqual([res.status, res.text, res.cost], [400, phrase, 1], path);
+    }
+    assert.equal((await kv.post("/kv/bucket/a/b", "v")).status, 400);
+    const anonymous = await call(svc, "GET", "/kv/bucket/a/b");
+    assert.equal(anonymous.status, 401, "authentication comes first");
   } finally {
     await svc.dispose();
   }

@@ -59,6 +59,15 @@ Deno.test("tokens and wallets", async (t) => {
       assert.equal((await call(svc, "POST", "/token", { body: "token=new", headers })).status, 200);
     });
 
+    await t.step("a JSON body with the same field works too", async () => {
+      const res = await call(svc, "POST", "/token", {
+        body: JSON.stringify({ token: "new" }),
+        headers: { "content-type": "application/json", "x-forwarded-for": "203.0.113.15" },
+      });
+      assert.equal(res.status, 200);
+      assert.match(res.text, /^[a-z0-9]{32}$/);
+    });
+
     await t.step("missing, short or unknown tokens are 401 and cost nothing", async () => {
       for (const token of [undefined, "", "short", "x".repeat(32)]) {
         const res = await call(svc, "GET", "/token", { token });

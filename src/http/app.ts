@@ -2,6 +2,7 @@
 // requests are the ones /openapi.json describes.
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
+import { LedgerBusyError } from "../ledger/ledger.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { errorResponse, HttpError } from "./errors.ts";
 import { accessLog, provideServices } from "./middleware.ts";
@@ -69,6 +70,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   app.onError((error, c) => {
     if (error instanceof HttpError) return errorResponse(c, error.status, error.message, error.headers);
     if (error instanceof HTTPException && error.status < 500) return errorResponse(c, error.status, error.message);
+    if (error instanceof LedgerBusyError) return errorResponse(c, 503, "Service busy, retry shortly", { "retry-after": "1" });
     console.error(JSON.stringify({
       time: new Date().toISOString(),
       level: "error",

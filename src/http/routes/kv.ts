@@ -125,4 +125,21 @@ export function kvRoutes(app: OpenAPIHono<AppEnv>) {
       },
     });
   });
+
+  // Paths with the wrong number of segments (an empty name, or a "/" in the key) are bad input,
+  // not unknown paths: answered 400 and billed like any KV call.
+  app.on(
+    ["GET", "POST", "DELETE"],
+    "/kv/*",
+    requireWallet,
+    (c) => billedFailure(c, "kv", 400, shapeProblem(c.req.path)),
+  );
+}
+
+/** Why a /kv/... path that missed the route is bad, in the words of the field rules. */
+export function shapeProblem(path: string): string {
+  const parts = path.slice("/kv/".length).split("/");
+  if (parts[0] === "") return "Invalid bucket: must be 1 to 30 characters";
+  if (parts.length < 2 || parts[1] === "") return "Invalid key: must be 1 to 30 characters";
+  return 'Invalid key: must not contain "/"';
 }

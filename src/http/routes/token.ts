@@ -103,7 +103,9 @@ const logs = createRoute({
 
 export function tokenRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, createToken, async (c) => {
-    const form = await c.req.parseBody().catch(() => ({}));
+    // The form is what the description asks for; a JSON object with the same field is accepted too.
+    const isJson = (c.req.header("content-type") ?? "").includes("application/json");
+    const form = isJson ? await c.req.json().catch(() => ({})) : await c.req.parseBody().catch(() => ({}));
     const parsed = parseWith(NewTokenForm, form);
     if (!parsed.ok) return errorResponse(c, 400, parsed.phrase);
     const { sql, clock } = c.get("services");
