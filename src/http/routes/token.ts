@@ -59,7 +59,14 @@ const createToken = createRoute({
   path: "/token",
   summary: "Create a token with 100 free credits",
   description: "Free, no authentication; one request per client address every 10 seconds.",
-  request: { body: { content: { "application/x-www-form-urlencoded": { schema: NewTokenForm } } } },
+  request: {
+    body: {
+      content: {
+        "application/x-www-form-urlencoded": { schema: NewTokenForm },
+        "application/json": { schema: NewTokenForm },
+      },
+    },
+  },
   responses: {
     ...textOk("The new token"),
     400: textResponse("Missing or invalid form field `token`"),
