@@ -55,6 +55,31 @@ export async function readKv(
   return row?.value;
 }
 
+/** A KV entry's identity across wallets, as the ledger's batch snapshot keys it. */
+export function kvEntryKey(walletId: string, bucket: string, key: string): string {
+  return JSON.stringify([walletId, bucket, key]);
+}
+
+/**
+ * The live values of many entries in one query: every asked key maps to its value, or to null
+ * when it is missing or expired.
+ */
+export async function readKvMany(
+  sql: Queryable,
+  entries: { walletId: string; bucket: string; key: string }[],
+  now: Date,
+): Promise<Map<string, string | null>> {
+  const found = new Map<string, string | null>(entries.map((e) => [kvEntryKey(e.walletId, e.bucket, e.key), null]));
+  if (entries.length === 0) return found;
+  const rows = await sql<{ wallet_id: string; bucket: string; key: string; value: string }[]>`
+    select kv.wallet_id, kv.bucket, kv.key, kv.value
+    from jsonb_to_recordset(${sql.json(entries as any)}) as x("walletId" text, bucket text, key text)
+    join kv_entries kv on kv.wallet_id = x."walletId" and kv.bucket = x.bucket and kv.key = x.key
+    where kv.expires_at > ${now}`;
+  for (const row of rows) found.set(kvEntryKey(row.wallet_id, row.bucket, row.key), row.value);
+  return found;
+}
+
 /** Removes expired entries; they already read as missing, this only reclaims space. */
 export async function sweepExpiredKv(sql: Queryable, now: Date): Promise<number> {
   const rows = await sql`delete from kv_entries where expires_at <= ${now} returning 1`;

@@ -121,3 +121,36 @@ test("a fault injected into a batch fails only its own command", async () => {
     await svc.close();
   }
 });
+
+test("prefetched reads in a batch see the batch's own earlier writes and deletes", async () => {
+  const svc = await inProcessService({}, { maxInFlight: 1 });
+  try {
+    const walletId = await sha256Hex(await svc.newToken());
+    await svc.ledger.run(write(walletId, "gone"));
+    const read = (key: string) => ({
+      ...command(walletId, async (_tx, _wallet, _now, reads) => {
+        const value = await reads.kv("b", key);
+        return value === undefined ? failure(404, "Key Not Found") : { reply: textReply(200, value) };
+      }),
+      prefetch: { kv: { bucket: "b", key } },
+    });
+    const remove = command(walletId, () => ({
+      reply: textReply(200, "OK"),
+      events: [newEvent("KvDeleted", { bucket: "b", key: "gone" })],
+    }));
+    const blocker = svc.ledger.run(write(walletId, "first"));
+    const results = await Promise.all([
+      blocker,
+      svc.ledger.run(read("fresh")), // prefetched as missing
+      svc.ledger.run(write(walletId, "fresh")),
+      svc.ledger.run(read("fresh")), // must see the write above
+      svc.ledger.run(read("gone")), // prefetched as present
+      svc.ledger.run(remove),
+      svc.ledger.run(read("gone")), // must see the delete
+    ]);
+    assert.deepEqual(results.slice(1).map((r) => answered(r).reply.status), [404, 200, 200, 200, 200, 404]);
+    assert.equal(answered(results[3]).reply.body, "fresh");
+  } finally {
+    await svc.close();
+  }
+});

@@ -11,6 +11,7 @@ import { activeWallets } from "./wallet_cache.ts";
 export interface BilledCall {
   cost: number;
   endpoint: LogEndpoint;
+  prefetch?: BilledCommand["prefetch"];
   decide: BilledCommand["decide"];
 }
 
@@ -43,6 +44,7 @@ export async function billed(c: Context<AppEnv>, call: BilledCall): Promise<Resp
     cost: call.cost,
     call: { method, path: loggedPath(c), endpoint: call.endpoint, startedAt: c.get("startedAt") },
     idempotency,
+    prefetch: call.prefetch,
     decide,
   });
   if (result.kind === "unauthorized") {

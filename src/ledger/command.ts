@@ -36,8 +36,18 @@ export interface BilledCommand {
   cost: number;
   call: CallMeta;
   idempotency?: { key: string; fingerprint: string };
+  /**
+   * A KV entry the command will read: the ledger fetches those of a whole batch in one query, in
+   * the same round trip as the wallet locks, and hands them to decide through `reads`.
+   */
+  prefetch?: { kv: { bucket: string; key: string } };
   /** Runs under the wallet's row lock, in the ledger's transaction; reads projections, returns events. */
-  decide(tx: Tx, wallet: WalletRow, now: Date): Promise<Decision> | Decision;
+  decide(tx: Tx, wallet: WalletRow, now: Date, reads: BatchReads): Promise<Decision> | Decision;
+}
+
+/** Reads that see the batch's own earlier writes; prefetched where the command asked for it. */
+export interface BatchReads {
+  kv(bucket: string, key: string): Promise<string | undefined>;
 }
 
 export type LedgerResult =

@@ -10,7 +10,9 @@ import { applyInline, type Projection } from "../../projections/projection.ts";
 import { INLINE_PROJECTIONS } from "../../projections/mod.ts";
 import { evolveWallet, lockWallet, lockWallets, saveWallets, type WalletRow } from "../../projections/wallets.ts";
 import { findIdempotentReply } from "../../projections/idempotent_replies.ts";
+import { kvEntryKey, readKv, readKvMany } from "../../projections/kv.ts";
 import {
+  type BatchReads,
   type BilledCommand,
   type Decision,
   failure,
@@ -115,8 +117,13 @@ async function runBatch(sql: Sql, clock: Clock, batch: Waiting[], onBatch?: (siz
 
 /** Runs commands in arrival order inside one open transaction. */
 export async function runCommands(tx: Tx, commands: BilledCommand[], now: Date): Promise<LedgerResult[]> {
-  const wallets = await lockWallets(tx, commands.map((c) => c.walletId));
-  const writes = new PendingWrites();
+  const wanted = commands.flatMap((c) => c.prefetch ? [{ walletId: c.walletId, ...c.prefetch.kv }] : []);
+  // Sent together: the locks and the prefetched reads cost one round trip.
+  const [wallets, kvSnapshot] = await Promise.all([
+    lockWallets(tx, commands.map((c) => c.walletId)),
+    readKvMany(tx, wanted, now),
+  ]);
+  const writes = new PendingWrites(kvSnapshot);
   const results: LedgerResult[] = [];
   for (const command of commands) results.push(await runLocked(tx, command, now, wallets, writes));
   await writes.flush(tx);
@@ -145,7 +152,7 @@ async function runLocked(
   } else if (prior) {
     decision = failure(422, `Idempotency-Key "${key!.key}" was already used for a different request`);
   } else {
-    decision = await command.decide(tx, wallet, now);
+    decision = await command.decide(tx, wallet, now, writes.readsFor(tx, wallet.wallet_id, now));
   }
 
   const charge = decision.charge ?? command.cost;
@@ -184,6 +191,19 @@ class PendingWrites {
   readonly wallets = new Map<string, WalletRow>();
   readonly deferred = new Map<Projection<any>, unknown[]>();
 
+  /** KV values as this transaction sees them: prefetched, then kept current by its own writes. */
+  constructor(readonly kvSnapshot = new Map<string, string | null>()) {}
+
+  readsFor(tx: Tx, walletId: string, now: Date): BatchReads {
+    return {
+      kv: async (bucket, key) => {
+        const known = this.kvSnapshot.get(kvEntryKey(walletId, bucket, key));
+        if (known !== undefined) return known ?? undefined;
+        return await readKv(tx, walletId, bucket, key, now);
+      },
+    };
+  }
+
   async stage(
     tx: Tx,
     walletId: string,
@@ -196,6 +216,10 @@ class PendingWrites {
     if (next) this.wallets.set(walletId, next);
     this.events.push(...staged);
     for (const event of staged) {
+      if (event.type === "KvWritten" || event.type === "KvDeleted") {
+        const { bucket, key } = event.data;
+        this.kvSnapshot.set(kvEntryKey(walletId, bucket, key), event.type === "KvWritten" ? event.data.value : null);
+      }
       for (const projection of INLINE_PROJECTIONS) {
         if (projection.saveMany && projection.keyOf(event) !== null) {
           const row = projection.evolve(undefined, event);

@@ -5,7 +5,6 @@ import { billed, billedFailure } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
 import { failure, textReply } from "../../ledger/command.ts";
 import { newEvent } from "../../../events/catalogue.ts";
-import { readKv } from "../../../projections/kv.ts";
 import { BILLING_NOTE, ERROR_RESPONSES, serve, textOk, textResponse, TokenHeader } from "../openapi.ts";
 import { parseWith } from "../validation.ts";
 
@@ -85,8 +84,9 @@ export function kvRoutes(app: OpenAPIHono<AppEnv>) {
     return billed(c, {
       cost: KV_COST,
       endpoint: "kv",
-      async decide(tx, wallet, now) {
-        const value = await readKv(tx, wallet.wallet_id, bucket, key, now);
+      prefetch: { kv: { bucket, key } },
+      async decide(_tx, _wallet, _now, reads) {
+        const value = await reads.kv(bucket, key);
         return value === undefined ? failure(404, KEY_NOT_FOUND) : { reply: textReply(200, value) };
       },
     });
@@ -118,9 +118,9 @@ export function kvRoutes(app: OpenAPIHono<AppEnv>) {
     return billed(c, {
       cost: KV_COST,
       endpoint: "kv",
-      async decide(tx, wallet, now) {
-        const value = await readKv(tx, wallet.wallet_id, bucket, key, now);
-        if (value === undefined) return failure(404, KEY_NOT_FOUND);
+      prefetch: { kv: { bucket, key } },
+      async decide(_tx, _wallet, _now, reads) {
+        if (await reads.kv(bucket, key) === undefined) return failure(404, KEY_NOT_FOUND);
         return { reply: textReply(200, "OK"), events: [newEvent("KvDeleted", { bucket, key })] };
       },
     });
