@@ -1,6 +1,7 @@
 // The Discord webhook body for an inbound email: one markdown `content` (CONTRACT section 7).
 
 import type { Address, EmailPayload } from "../payloads.ts";
+import { cut, oneLine } from "./text.ts";
 
 /** The JSON body POSTed to a Discord webhook. */
 export interface DiscordMessage {
@@ -15,7 +16,6 @@ const MAX_CONTENT = 2_000;
 const MAX_SUBJECT = 200;
 const MAX_NAME = 80;
 const MAX_EMAIL = 254;
-const ELLIPSIS = "…";
 
 /** `**<subject>**\nFrom: <name> <<email>>\n\n<text>` with mentions switched off. */
 export function discordMessage(payload: EmailPayload, text: string): DiscordMessage {
@@ -40,21 +40,4 @@ function sender(from: Address): string {
 // cutting, so a cut can never leave a lone backslash in front of the closing `**`.
 function escapeMarkdown(value: string): string {
   return value.replace(/[\\*_~`|]/g, "\\$&");
-}
-
-// Header lines must stay single lines, or a subject with a newline would break the bold markup.
-function oneLine(value: string): string {
-  return value.replace(/\s+/g, " ").trim();
-}
-
-// Cuts to `max` UTF-16 units including the ellipsis, never between the halves of a surrogate pair.
-function cut(value: string, max: number): string {
-  if (value.length <= max) return value;
-  let end = max - ELLIPSIS.length;
-  if (isHighSurrogate(value.charCodeAt(end - 1))) end--;
-  return value.slice(0, end) + ELLIPSIS;
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
 }

@@ -2,6 +2,7 @@
 // notes/webhooks.md section 3.5).
 
 import type { EmailPayload } from "../payloads.ts";
+import { cut, oneLine } from "./text.ts";
 
 export const PAGERDUTY_SEVERITIES = ["critical", "error", "warning", "info"] as const;
 export type PagerDutySeverity = typeof PAGERDUTY_SEVERITIES[number];
@@ -34,7 +35,6 @@ const MAX_SUMMARY = 1_024;
 const MAX_TEXT = 64_000;
 const MAX_SOURCE = 255;
 const MAX_FROM_NAME = 256;
-const ELLIPSIS = "…";
 
 /** A trigger event: the subject as summary, the sender as source, the text in custom details. */
 export function pagerDutyEvent(
@@ -68,21 +68,4 @@ export function pagerDutyEvent(
 function severity(value: string | undefined): PagerDutySeverity {
   const wanted = value?.trim().toLowerCase();
   return PAGERDUTY_SEVERITIES.find((known) => known === wanted) ?? "info";
-}
-
-// The summary is a one-line title in PagerDuty's UI.
-function oneLine(value: string): string {
-  return value.replace(/\s+/g, " ").trim();
-}
-
-// Cuts to `max` UTF-16 units including the marker, never between the halves of a surrogate pair.
-function cut(value: string, max: number, marker = ELLIPSIS): string {
-  if (value.length <= max) return value;
-  let end = max - marker.length;
-  if (isHighSurrogate(value.charCodeAt(end - 1))) end--;
-  return value.slice(0, end) + marker;
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
 }

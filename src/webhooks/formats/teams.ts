@@ -2,6 +2,7 @@
 // (CONTRACT section 7, notes/webhooks.md section 3.3).
 
 import type { AttachmentLink, EmailPayload } from "../payloads.ts";
+import { cut, ELLIPSIS, oneLine } from "./text.ts";
 
 /** The JSON body POSTed to a Teams Workflows webhook. */
 export interface TeamsMessage {
@@ -34,7 +35,6 @@ const MAX_SUBJECT = 500;
 const MAX_NAME = 100;
 const MAX_EMAIL = 254;
 const MAX_ATTACHMENTS = 500;
-const ELLIPSIS = "…";
 const encoder = new TextEncoder();
 
 /** An Adaptive Card with the subject, a From (and Attachments) fact set and the text. */
@@ -89,19 +89,6 @@ function formatSize(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-// Header lines must stay single lines: a subject with a newline would read as two lines of title.
-function oneLine(value: string): string {
-  return value.replace(/\s+/g, " ").trim();
-}
-
-// Cuts to `max` UTF-16 units including the ellipsis, never between the halves of a surrogate pair.
-function cut(value: string, max: number): string {
-  if (value.length <= max) return value;
-  let end = max - ELLIPSIS.length;
-  if (isHighSurrogate(value.charCodeAt(end - 1))) end--;
-  return value.slice(0, end) + ELLIPSIS;
-}
-
 // Cuts `value` so that its JSON string contents (quotes excluded) take at most `budget` UTF-8 bytes,
 // ellipsis included. Iterating by code point keeps surrogate pairs whole.
 function cutToJsonBytes(value: string, budget: number): string {
@@ -120,8 +107,4 @@ function cutToJsonBytes(value: string, budget: number): string {
 
 function jsonBytes(value: unknown): number {
   return encoder.encode(JSON.stringify(value)).length;
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
 }

@@ -2,6 +2,7 @@
 // (CONTRACT section 7, notes/webhooks.md section 3.4).
 
 import type { Address, EmailPayload } from "../payloads.ts";
+import { cutEscaped, escapeEntities, oneLine } from "./text.ts";
 
 /** The JSON body POSTed to Telegram's `sendMessage`. */
 export interface TelegramMessage {
@@ -23,7 +24,6 @@ const MAX_TEXT = 4_096;
 const MAX_SUBJECT = 1_000;
 const MAX_NAME = 256;
 const MAX_EMAIL = 320;
-const ELLIPSIS = "…";
 
 /** `<b>subject</b>\nFrom: name &lt;email&gt;\n\ntext`, HTML-escaped and cut to 4096 characters. */
 export function telegramMessage(
@@ -35,14 +35,14 @@ export function telegramMessage(
   if (options.chat_id === undefined || options.chat_id === "") {
     throw new Error('Missing option "chat_id" for the telegram format');
   }
-  const subject = cutEscaped(escapeHtml(oneLine(payload.subject) || "(no subject)"), MAX_SUBJECT);
+  const subject = cutEscaped(escapeEntities(oneLine(payload.subject) || "(no subject)"), MAX_SUBJECT);
   // Only the header holds tags, and it is never cut after they are added: no tag can be left broken.
   const header = `<b>${subject}</b>\nFrom: ${sender(payload.from)}\n\n`;
   const budget = MAX_TEXT - header.length;
   return {
     chat_id: chatId(options.chat_id),
     // Escaping only lengthens text, so the first `budget + 1` units are enough to decide the cut.
-    text: header + cutEscaped(escapeHtml(text.slice(0, budget + 1)), budget),
+    text: header + cutEscaped(escapeEntities(text.slice(0, budget + 1)), budget),
     parse_mode: "HTML",
     link_preview_options: { is_disabled: true },
   };
@@ -57,34 +57,8 @@ function chatId(value: string): number | string {
 }
 
 function sender(from: Address): string {
-  const name = cutEscaped(escapeHtml(oneLine(from.name)), MAX_NAME);
-  const email = cutEscaped(escapeHtml(oneLine(from.email)), MAX_EMAIL);
+  const name = cutEscaped(escapeEntities(oneLine(from.name)), MAX_NAME);
+  const email = cutEscaped(escapeEntities(oneLine(from.email)), MAX_EMAIL);
   if (name !== "" && email !== "") return `${name} &lt;${email}&gt;`;
   return name || email || "unknown";
-}
-
-// In Telegram's HTML mode only these three must be escaped; quotes need not be outside attributes.
-function escapeHtml(value: string): string {
-  return value.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
-}
-
-// Header lines must stay single lines, or a subject with a newline would spill out of the bold.
-function oneLine(value: string): string {
-  return value.replace(/\s+/g, " ").trim();
-}
-
-// Cuts escaped text to `max` UTF-16 units including the ellipsis, never inside an entity such as
-// `&amp;` nor between the two halves of a surrogate pair.
-function cutEscaped(value: string, max: number): string {
-  if (value.length <= max) return value;
-  let end = max - ELLIPSIS.length;
-  if (isHighSurrogate(value.charCodeAt(end - 1))) end--;
-  // Every `&` in escaped text starts an entity of at most 5 units (`&amp;`).
-  const amp = value.lastIndexOf("&", end - 1);
-  if (amp !== -1 && value.indexOf(";", amp) >= end) end = amp;
-  return value.slice(0, end) + ELLIPSIS;
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
 }

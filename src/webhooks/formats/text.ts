@@ -1,0 +1,43 @@
+// Text helpers the chat formats share: single header lines, cuts that never split a character or
+// an entity, and the three-character escaping of Slack mrkdwn and Telegram HTML.
+
+export const ELLIPSIS = "…";
+
+/** Header lines must stay single lines, or a subject with a newline would break the markup around it. */
+export function oneLine(value: string): string {
+  return value.replace(/\s+/g, " ").trim();
+}
+
+export function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/** Cuts to `max` UTF-16 units including the marker, never between the halves of a surrogate pair. */
+export function cut(value: string, max: number, marker = ELLIPSIS): string {
+  if (value.length <= max) return value;
+  let end = max - marker.length;
+  if (isHighSurrogate(value.charCodeAt(end - 1))) end--;
+  return value.slice(0, end) + marker;
+}
+
+/**
+ * Escapes `&`, `<` and `>`: all that Slack mrkdwn and Telegram HTML need (without it `<!channel>`
+ * in an email would ping a Slack channel).
+ */
+export function escapeEntities(value: string): string {
+  return value.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+/**
+ * Cuts escaped text to `max` UTF-16 units including the ellipsis, never inside an entity such as
+ * `&amp;` nor between the two halves of a surrogate pair.
+ */
+export function cutEscaped(value: string, max: number): string {
+  if (value.length <= max) return value;
+  let end = max - ELLIPSIS.length;
+  if (isHighSurrogate(value.charCodeAt(end - 1))) end--;
+  // Every `&` in escaped text starts an entity of at most 5 units (`&amp;`).
+  const amp = value.lastIndexOf("&", end - 1);
+  if (amp !== -1 && value.indexOf(";", amp) >= end) end = amp;
+  return value.slice(0, end) + ELLIPSIS;
+}
