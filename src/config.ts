@@ -77,7 +77,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     publicUrl: (c.PUBLIC_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ""),
     mailDomain: c.MAIL_DOMAIN.toLowerCase(),
     smtpPort: c.SMTP_PORT,
-    ...(c.SMTP_TLS_CERT && c.SMTP_TLS_KEY ? { smtpTls: { certPath: c.SMTP_TLS_CERT, keyPath: c.SMTP_TLS_KEY } } : {}),
+    ...(c.SMTP_TLS_CERT && c.SMTP_TLS_KEY
+      ? { smtpTls: { certPath: c.SMTP_TLS_CERT, keyPath: c.SMTP_TLS_KEY } }
+      : {}),
     rechargeLinks: { "1": c.RECHARGE_LINK_1, "3": c.RECHARGE_LINK_3 },
     paymentWebhookSecret: c.PAYMENT_WEBHOOK_SECRET,
     trustProxy: c.TRUST_PROXY,

@@ -22,7 +22,13 @@ import { storeAttachment } from "../attachments/store.ts";
 import type { AttachmentRef } from "../attachments/signed_link.ts";
 import { randomId } from "../ids.ts";
 import { type ParsedEmail, parseEmailSafely } from "./parse.ts";
-import { duplicateKey, emailCost, emailReceivedEvent, type MailboxContext, queuedEmailOf } from "./payload.ts";
+import {
+  duplicateKey,
+  emailCost,
+  emailReceivedEvent,
+  type MailboxContext,
+  queuedEmailOf,
+} from "./payload.ts";
 import {
   ACCEPTED,
   INSUFFICIENT_CREDITS,
@@ -117,12 +123,19 @@ async function acceptForMailbox(
     call: { method: "SMTP", path: delivery.recipient, endpoint: "email", startedAt: delivery.startedAt },
     // The fingerprint is the key itself: the same Message-ID to the same mailbox is the same mail.
     ...(key ? { idempotency: { key, fingerprint: key } } : {}),
-    decide: (tx, wallet, now) => decideAcceptance(tx, wallet, now, { email, delivery, webhookId: webhook.webhook_id }),
+    decide: (tx, wallet, now) =>
+      decideAcceptance(tx, wallet, now, { email, delivery, webhookId: webhook.webhook_id }),
   });
   if (result.kind === "unauthorized") return "unknown";
-  if (result.reply.status === ACCEPTED_STATUS) return result.replayed ? "duplicate" : "accepted";
-  if (result.reply.status === 402) return "insufficient";
-  return "unknown";
+  switch (result.reply.status) {
+    case ACCEPTED_STATUS:
+      return result.replayed ? "duplicate" : "accepted";
+    case 402:
+      return "insufficient";
+    case UNKNOWN_STATUS:
+      return "unknown";
+  }
+  throw new Error(`Unexpected ledger reply ${result.reply.status} for mailbox "${delivery.recipient}"`);
 }
 
 interface Acceptance {
@@ -132,7 +145,12 @@ interface Acceptance {
 }
 
 /** Runs under the owner's lock: the mailbox read again, the price settled, files stored, delivery queued. */
-async function decideAcceptance(tx: Tx, wallet: WalletRow, now: Date, acceptance: Acceptance): Promise<Decision> {
+async function decideAcceptance(
+  tx: Tx,
+  wallet: WalletRow,
+  now: Date,
+  acceptance: Acceptance,
+): Promise<Decision> {
   const { email, delivery } = acceptance;
   const webhook = await findMailboxWebhook(tx, delivery.recipient);
   // Deleted, or even handed to another webhook, between RCPT and now.

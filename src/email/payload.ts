@@ -50,7 +50,11 @@ export interface ReceivedFacts {
 }
 
 /** The EmailReceived event: metadata of the mail, never its bodies or files. */
-export function emailReceivedEvent(email: ParsedEmail, mailbox: MailboxContext, facts: ReceivedFacts): NewEvent {
+export function emailReceivedEvent(
+  email: ParsedEmail,
+  mailbox: MailboxContext,
+  facts: ReceivedFacts,
+): NewEvent {
   const stored = mailbox.attachments;
   const attachments: EventData<"EmailReceived">["attachments"] = email.attachments.map((file, index) => ({
     filename: file.filename,

@@ -12,7 +12,10 @@ export const MAILBOX_UNKNOWN: SmtpReply = { code: 550, message: "5.1.1 Mailbox d
 export const INSUFFICIENT_CREDITS: SmtpReply = { code: 452, message: "4.2.2 Insufficient credits" };
 /** Any fault of the service: nothing was changed (or, for a mail to several mailboxes, what was
  * accepted is recognised as a duplicate when the sender tries again). */
-export const TEMPORARY_FAILURE: SmtpReply = { code: 451, message: "4.3.0 Temporary failure, try again later" };
+export const TEMPORARY_FAILURE: SmtpReply = {
+  code: 451,
+  message: "4.3.0 Temporary failure, try again later",
+};
 export const SESSION_TOO_LONG: SmtpReply = { code: 421, message: "4.4.2 Session too long, closing" };
 
 export function notOurDomain(mailDomain: string): SmtpReply {

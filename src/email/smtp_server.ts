@@ -4,7 +4,13 @@
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import { checkRecipient } from "./recipients.ts";
 import { acceptMessage, type EmailServices } from "./accept.ts";
-import { messageTooLarge, SESSION_TOO_LONG, type SmtpReply, smtpError, TEMPORARY_FAILURE } from "./smtp_reply.ts";
+import {
+  messageTooLarge,
+  SESSION_TOO_LONG,
+  smtpError,
+  type SmtpReply,
+  TEMPORARY_FAILURE,
+} from "./smtp_reply.ts";
 
 /** Every bound of the receiver. */
 export const SMTP_LIMITS = {
@@ -69,7 +75,7 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
     );
   }
 
-  function onData(
+  function receiveMessage(
     stream: SMTPServerDataStream,
     session: SMTPServerSession,
     callback: (error?: Error | null, message?: string) => void,
@@ -88,6 +94,7 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
       size += chunk.byteLength;
       // Past the limit the rest is only counted: smtp-server drains it and answers 552.
       if (size <= limits.maxMessageBytes) chunks.push(chunk);
+      else chunks.length = 0;
     });
     stream.on("error", (error: unknown) => {
       logError("smtp data stream failed", error);
@@ -100,7 +107,11 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
       }
       accepting.add(session.id);
       const recipients = session.envelope.rcptTo.map((rcpt) => rcpt.address);
-      const work = acceptMessage(options, { raw: concat(chunks, size), recipients, startedAt: performance.now() })
+      const work = acceptMessage(options, {
+        raw: concat(chunks, size),
+        recipients,
+        startedAt: performance.now(),
+      })
         .then(finish, (error) => {
           logError("email acceptance failed", error);
           finish(TEMPORARY_FAILURE);
@@ -138,7 +149,7 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
     },
     onData(stream, session, callback) {
       try {
-        onData(stream, session, callback);
+        receiveMessage(stream, session, callback);
       } catch (error) {
         logError("smtp data failed", error);
         stream.resume();
@@ -192,7 +203,10 @@ async function readTls(paths: { certPath: string; keyPath: string }): Promise<{ 
       throw new Error(`Cannot read ${variable} "${path}": ${error instanceof Error ? error.message : error}`);
     }
   };
-  return { cert: await read("SMTP_TLS_CERT", paths.certPath), key: await read("SMTP_TLS_KEY", paths.keyPath) };
+  return {
+    cert: await read("SMTP_TLS_CERT", paths.certPath),
+    key: await read("SMTP_TLS_KEY", paths.keyPath),
+  };
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {
