@@ -90,6 +90,36 @@ export const EventSchemas = {
   WebhookUpdated: WebhookConfig,
   WebhookDeleted: z.object({ webhookId: z.string() }),
   /**
+   * A scheduled webhook's run at its planned time: the debit is the CallBilled beside it, the POST
+   * the outbox row `deliveryId`. `nextRunAt` is the plan after it (null: the cron cannot be planned).
+   */
+  ScheduleFired: z.object({
+    webhookId: z.string(),
+    plannedAt: z.iso.datetime(),
+    executedAt: z.iso.datetime(),
+    deliveryId: z.string(),
+    nextRunAt: z.iso.datetime().nullable(),
+  }),
+  /** A run refused at its planned time (an empty wallet): nothing sent, nothing charged. */
+  ScheduleRunFailed: z.object({
+    webhookId: z.string(),
+    plannedAt: z.iso.datetime(),
+    executedAt: z.iso.datetime(),
+    error: z.string(),
+    nextRunAt: z.iso.datetime().nullable(),
+  }),
+  /**
+   * Runs missed by more than the grace period (the service was down): every planned time from
+   * `firstPlannedAt` up to, not including, `missedBefore` was skipped, nothing sent or charged.
+   */
+  ScheduleRunsSkipped: z.object({
+    webhookId: z.string(),
+    firstPlannedAt: z.iso.datetime(),
+    missedBefore: z.iso.datetime(),
+    error: z.string(),
+    nextRunAt: z.iso.datetime().nullable(),
+  }),
+  /**
    * One POST of an outbox delivery. Moves no credits: `cost` is what the email or run that caused
    * it was charged (on attempt 1, 0 on retries), shown in the call log; `balance` is the wallet's
    * balance at the attempt.

@@ -8,6 +8,7 @@ import { idempotentRepliesProjection } from "./idempotent_replies.ts";
 import { paymentsProjection } from "./payments.ts";
 import { walletSettingsProjection } from "./wallet_settings.ts";
 import { webhooksProjection } from "./webhooks.ts";
+import { schedulesProjection } from "./schedules.ts";
 
 export const INLINE_PROJECTIONS: Projection<any>[] = [
   kvProjection,
@@ -16,6 +17,7 @@ export const INLINE_PROJECTIONS: Projection<any>[] = [
   paymentsProjection,
   walletSettingsProjection,
   webhooksProjection,
+  schedulesProjection,
 ];
 
 export const PROJECTIONS: Projection<any>[] = [walletsProjection, ...INLINE_PROJECTIONS];

@@ -12,6 +12,7 @@ import { linkSigning } from "./webhooks/deliver.ts";
 import { ensureServiceFile } from "./attachments/store.ts";
 import { SAMPLE_ATTACHMENT } from "./attachments/sample_pdf.ts";
 import { startDeliveryWorker } from "./webhooks/delivery_worker.ts";
+import { startScheduler } from "./schedules/scheduler.ts";
 import { startSmtpReceiver } from "./email/smtp_server.ts";
 
 function log(level: string, message: string, fields: Record<string, unknown> = {}) {
@@ -46,6 +47,8 @@ const deliveries = startDeliveryWorker({
   retryScale: config.deliveryRetryScale,
   mailer: createAlertMailer(config.smtpRelayUrl, config.alertEmailFrom),
 });
+// Every instance runs it: the database decides which one handles each planned time.
+const scheduler = startScheduler({ sql: db.sql, ledger, clock });
 
 // Mail comes in only once everything that accepts it is running. SMTP_PORT=0 turns it off.
 const smtp = config.smtpPort === 0 ? undefined : await startSmtpReceiver({
@@ -57,10 +60,18 @@ const smtp = config.smtpPort === 0 ? undefined : await startSmtpReceiver({
   hostname: config.hostname,
   tls: config.smtpTls,
 }).catch((error) => {
-  log("error", "cannot start the SMTP receiver", { error: error instanceof Error ? error.message : String(error) });
+  log("error", "cannot start the SMTP receiver", {
+    error: error instanceof Error ? error.message : String(error),
+  });
   Deno.exit(1);
 });
-if (smtp) log("info", "smtp listening", { port: smtp.port, mailDomain: config.mailDomain, starttls: !!config.smtpTls });
+if (smtp) {
+  log("info", "smtp listening", {
+    port: smtp.port,
+    mailDomain: config.mailDomain,
+    starttls: !!config.smtpTls,
+  });
+}
 
 const server = Deno.serve({
   port: config.port,
@@ -78,6 +89,8 @@ async function stop(signal: string) {
   await server.shutdown();
   // Sessions finish and accepted mail commits before the database closes.
   await smtp?.stop();
+  // Runs in hand commit (with their outbox rows) before the delivery worker stops.
+  await scheduler.stop();
   await deliveries.stop();
   await sweeper.stop();
   await deactivation.stop();

@@ -5,6 +5,7 @@ import type { WebhookConfigData, WebhookRow } from "../../projections/webhooks.t
 import { mailboxFieldIn, type PatchWebhookInput, type WebhookSettings } from "./config_schema.ts";
 import type { EmailFormat } from "./payloads.ts";
 import { nextRunAt } from "../schedules/cron.ts";
+import type { ScheduleRow } from "../../projections/schedules.ts";
 
 /** Fresh values a change may need: a mailbox address and a signing secret. */
 export interface Fresh {
@@ -164,6 +165,8 @@ export interface ViewOptions {
   now: Date;
   /** Only in the answer to a create. */
   includeSecret?: boolean;
+  /** The webhook's row in the schedule model: its planned next run and last run. */
+  schedule?: ScheduleRow;
 }
 
 /** The webhook object of the API: redacted headers and options, mode-specific fields. */
@@ -176,7 +179,7 @@ export function webhookView(row: WebhookRow, options: ViewOptions): Record<strin
   };
   const settings = settingsOf(row);
   if (settings.schedule) {
-    view.schedule = scheduleView(settings.schedule, options.now);
+    view.schedule = scheduleView(settings.schedule, options.now, options.schedule);
   } else {
     const mailbox = settings.mailbox!;
     view.email = row.email;
@@ -189,17 +192,21 @@ export function webhookView(row: WebhookRow, options: ViewOptions): Record<strin
   return view;
 }
 
-// Run history (lastRunAt, lastStatus, lastError) belongs to the scheduler; until it records runs,
-// they read as null.
-function scheduleView(schedule: NonNullable<WebhookSettings["schedule"]>, now: Date) {
-  const next = schedule.active ? nextRunAt(schedule.cron, schedule.timezone, now) : null;
+// The plan and the run history come from the schedule model; without its row (a webhook scheduled
+// before that model existed, until the scheduler rebuilds the row) the next run is computed here.
+function scheduleView(schedule: NonNullable<WebhookSettings["schedule"]>, now: Date, row?: ScheduleRow) {
+  const next = row
+    ? row.next_run_at
+    : schedule.active
+    ? nextRunAt(schedule.cron, schedule.timezone, now)
+    : null;
   return {
     cron: schedule.cron,
     timezone: schedule.timezone,
     active: schedule.active,
-    nextRunAt: next?.toISOString() ?? null,
-    lastRunAt: null,
-    lastStatus: null,
-    lastError: null,
+    nextRunAt: schedule.active ? next?.toISOString() ?? null : null,
+    lastRunAt: row?.last_run_at?.toISOString() ?? null,
+    lastStatus: row?.last_status ?? null,
+    lastError: row?.last_error ?? null,
   };
 }

@@ -17,6 +17,7 @@ import {
   webhookRowOf,
 } from "../../../projections/webhooks.ts";
 import { findActiveWallet } from "../../../projections/wallets.ts";
+import { findSchedule, listSchedules, scheduleAfterConfig } from "../../../projections/schedules.ts";
 import { findIdempotentReply } from "../../../projections/idempotent_replies.ts";
 import {
   checkSettings,
@@ -217,9 +218,11 @@ export function webhookRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, listRoute, (c) =>
     webhookCall(c, async (tx, walletId, now) => {
       const rows = await listWebhooks(tx, walletId);
-      return {
-        reply: jsonReply(200, { webhooks: rows.map((row) => webhookView(row, { hash: walletId, now })) }),
-      };
+      const schedules = await listSchedules(tx, walletId);
+      const views = rows.map((row) =>
+        webhookView(row, { hash: walletId, now, schedule: schedules.get(row.webhook_id) })
+      );
+      return { reply: jsonReply(200, { webhooks: views }) };
     }));
   serve(app, deleteDefault, (c) => remove(c, DEFAULT_WEBHOOK_ID));
   serve(app, testDefault, (c) => sendTest(c, DEFAULT_WEBHOOK_ID));
@@ -228,7 +231,8 @@ export function webhookRoutes(app: OpenAPIHono<AppEnv>) {
     return webhookCall(c, async (tx, walletId, now) => {
       const row = await findWebhook(tx, walletId, webhookId);
       if (!row) return failure(404, WEBHOOK_NOT_FOUND);
-      return { reply: jsonReply(200, webhookView(row, { hash: walletId, now })) };
+      const schedule = await findSchedule(tx, walletId, webhookId);
+      return { reply: jsonReply(200, webhookView(row, { hash: walletId, now, schedule })) };
     });
   });
   serve(app, putRoute, (c) => replace(c, c.req.valid("param").webhookId));
@@ -257,16 +261,22 @@ function fresh(config: Config): Fresh {
 }
 
 /** The answer to a configuration change: the webhook as it now is, and the event that makes it so. */
-function changed(
+async function changed(
+  tx: Tx,
   walletId: string,
   type: "WebhookCreated" | "WebhookUpdated",
   next: WebhookConfigData,
   now: Date,
-): Decision {
+): Promise<Decision> {
+  // The schedule as the event will leave it, folded the way the schedule model folds it.
+  const previous = await findSchedule(tx, walletId, next.webhookId);
+  const created = type === "WebhookCreated";
+  const schedule = scheduleAfterConfig(previous, walletId, next, { at: now, created });
   const view = webhookView(webhookRowOf(walletId, next), {
     hash: walletId,
     now,
-    includeSecret: type === "WebhookCreated",
+    includeSecret: created,
+    schedule,
   });
   return { reply: jsonReply(200, view), events: [newEvent(type, next)] };
 }
@@ -291,7 +301,7 @@ async function create(c: Ctx): Promise<Response> {
     if (existing) {
       // Single-webhook clients send no webhookId: for them POST is an upsert of `default`.
       if (explicitId !== undefined) return failure(409, `Webhook "${webhookId}" already exists`);
-      return changed(walletId, "WebhookUpdated", replacedWebhookConfig(existing, settings, make), now);
+      return changed(tx, walletId, "WebhookUpdated", replacedWebhookConfig(existing, settings, make), now);
     }
     if (await countWebhooks(tx, walletId) >= MAX_WEBHOOKS_PER_WALLET) {
       return failure(400, `Too many webhooks: at most ${MAX_WEBHOOKS_PER_WALLET} per wallet`);
@@ -299,7 +309,8 @@ async function create(c: Ctx): Promise<Response> {
     // Creation times order the list; under the wallet lock, one past the newest keeps them distinct.
     const newest = await latestWebhookCreation(tx, walletId);
     const createdAt = newest && newest >= now ? new Date(newest.getTime() + 1) : now;
-    return changed(walletId, "WebhookCreated", newWebhookConfig(webhookId, settings, createdAt, make), now);
+    const config = newWebhookConfig(webhookId, settings, createdAt, make);
+    return changed(tx, walletId, "WebhookCreated", config, now);
   });
 }
 
@@ -312,7 +323,7 @@ async function replace(c: Ctx, webhookId: string): Promise<Response> {
   return webhookCall(c, async (tx, walletId, now) => {
     const existing = await findWebhook(tx, walletId, webhookId);
     if (!existing) return failure(404, WEBHOOK_NOT_FOUND);
-    return changed(walletId, "WebhookUpdated", replacedWebhookConfig(existing, settings, make), now);
+    return changed(tx, walletId, "WebhookUpdated", replacedWebhookConfig(existing, settings, make), now);
   });
 }
 
@@ -326,7 +337,7 @@ async function patch(c: Ctx, webhookId: string): Promise<Response> {
     // The result depends on the current configuration, so its rules are checked here, on it.
     const settings = checked(c, patchedSettings(existing, input.value));
     if (typeof settings === "string") return failure(400, settings);
-    return changed(walletId, "WebhookUpdated", replacedWebhookConfig(existing, settings, make), now);
+    return changed(tx, walletId, "WebhookUpdated", replacedWebhookConfig(existing, settings, make), now);
   });
 }
 
