@@ -17,6 +17,12 @@ export interface WalletRow {
   low_balance_alerted: boolean;
 }
 
+/**
+ * Calls made with the token: only these keep a wallet from deactivation (CONTRACT section 3).
+ * Emails and scheduled runs are billed to the wallet but nobody used the token for them.
+ */
+const USED_BY_TOKEN = new Set(["kv", "token", "webhook"]);
+
 export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): WalletRow | undefined {
   if (event.type === "WalletOpened") {
     return {
@@ -34,7 +40,7 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
   const next = { ...row, version: event.version };
   const money = creditChange(event);
   if (money) next.balance = money.balance;
-  if (event.type === "CallBilled") next.last_used_at = event.recordedAt;
+  if (event.type === "CallBilled" && USED_BY_TOKEN.has(event.data.endpoint)) next.last_used_at = event.recordedAt;
   if (event.type === "WalletDeactivated") next.deactivated_at = event.recordedAt;
   if (event.type === "LowBalanceSettingsChanged") next.low_balance_threshold = event.data.threshold;
   if (event.type === "LowBalanceAlerted") next.low_balance_alerted = true;

@@ -79,3 +79,20 @@ Deno.test("credit changes: grants add, billed calls subtract, the SQL says the s
   assert.match(sql, /when 'CallBilled' then -\(data->>'cost'\)::bigint/);
   assert.match(sql, /when 'CreditsGranted' then \(data->>'amount'\)::bigint/);
 });
+
+Deno.test("only calls made with the token count as use: emails and scheduled runs do not", () => {
+  version = 0;
+  const opened = stored({ type: "WalletOpened", data: {} }, new Date("2026-01-01T00:00:00Z"));
+  const billedAs = (endpoint: string, at: string) =>
+    stored({
+      type: "CallBilled",
+      data: { callId: `c${version}`, method: "X", path: "/p", endpoint, status: 200, cost: 0, balance: 0, ms: 1 },
+    } as NewEvent, new Date(at));
+  const wallet = [
+    opened,
+    billedAs("kv", "2026-02-01T00:00:00Z"),
+    billedAs("email", "2026-03-01T00:00:00Z"),
+    billedAs("webhook-delivery", "2026-04-01T00:00:00Z"),
+  ].reduce<WalletRow | undefined>(evolveWallet, undefined)!;
+  assert.deepEqual(wallet.last_used_at, new Date("2026-02-01T00:00:00Z"));
+});
