@@ -8,6 +8,9 @@ import { failure, textReply } from "../src/ledger/command.ts";
 import { newEvent } from "../events/catalogue.ts";
 import { sha256Hex } from "../src/ids.ts";
 import { readKv } from "../projections/kv.ts";
+import { auditOf, startService } from "./helpers/service.ts";
+import { newToken, walletClient } from "./helpers/client.ts";
+import { buyCredits, TEST_PAYMENT_SECRET } from "./helpers/credits.ts";
 
 const test = (name: string, fn: (t: Deno.TestContext) => Promise<void>) =>
   Deno.test({ name, sanitizeOps: false, sanitizeResources: false, fn });
@@ -152,5 +155,30 @@ test("prefetched reads in a batch see the batch's own earlier writes and deletes
     assert.equal(answered(results[3]).reply.body, "fresh");
   } finally {
     await svc.close();
+  }
+});
+
+Deno.test("the audit is clean after a benchmark-like load of 64 concurrent clients", async () => {
+  const svc = await startService({ env: { PAYMENT_WEBHOOK_SECRET: TEST_PAYMENT_SECRET } });
+  try {
+    const token = await newToken(svc);
+    await buyCredits(svc, token);
+    const client = walletClient(svc, token);
+    await client.post("/kv/bench/key", "value");
+    const until = Date.now() + 2000;
+    let served = 0;
+    await Promise.all(Array.from({ length: 64 }, async (_, i) => {
+      while (Date.now() < until) {
+        const res = i % 2 ? await client.get("/kv/bench/key") : await client.post(`/kv/bench/k${i}`, "v");
+        assert.equal(res.status, 200);
+        served++;
+      }
+    }));
+    const balance = (await client.get("/token")).json().wallet;
+    assert.equal(balance, 1_000_100 - 1 - served - 1, "every served call cost exactly 1");
+    const audit = await auditOf(svc);
+    assert.equal(audit.code, 0, audit.stdout);
+  } finally {
+    await svc.dispose();
   }
 });

@@ -218,7 +218,10 @@ async function seedLedger(url: string, total: number) {
   await sql.end();
 }
 
-async function timeTask(task: string, env: Record<string, string>): Promise<{ seconds: number; output: string }> {
+async function timeTask(
+  task: string,
+  env: Record<string, string>,
+): Promise<{ seconds: number; output: string; code: number }> {
   const started = performance.now();
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["task", "-q", task],
@@ -228,7 +231,7 @@ async function timeTask(task: string, env: Record<string, string>): Promise<{ se
     stderr: "piped",
   }).output();
   const output = new TextDecoder().decode(out.stdout).trim();
-  return { seconds: (performance.now() - started) / 1000, output };
+  return { seconds: (performance.now() - started) / 1000, output, code: out.code };
 }
 
 const round = (n: number, d = 0) => Math.round(n * 10 ** d) / 10 ** d;
@@ -244,9 +247,11 @@ async function main() {
   log(`pgbench ceiling: ${round(ceiling)} tps`);
 
   const results: Record<string, WrkResult & { maxRssMb: number }> = {};
+  const audits: boolean[] = [];
   for (const [label, env] of [["group commit", {}], ["no group commit", { LEDGER_MAX_BATCH: "1" }]] as const) {
     const name = `bench_service_${Date.now()}`;
-    const service = await startService({ DATABASE_URL: await createDatabase(name), ...env });
+    const databaseUrl = await createDatabase(name);
+    const service = await startService({ DATABASE_URL: databaseUrl, ...env });
     try {
       const token = await fundedToken(service.url);
       log(`\n-- service on Postgres, ${label}`);
@@ -258,8 +263,12 @@ async function main() {
       }
     } finally {
       await service.stop();
-      await dropDatabase(name);
     }
+    // Every call the load made must add up in the ledger.
+    const audit = await timeTask("audit", { DATABASE_URL: databaseUrl, PATH: Deno.env.get("PATH") ?? "" });
+    audits.push(audit.code === 0);
+    log(`audit after the load: ${audit.code === 0 ? "clean" : "MISMATCH"} (${audit.output.split("\n")[0]})`);
+    await dropDatabase(name);
   }
 
   log("\n-- service on the embedded database");
@@ -306,6 +315,7 @@ async function main() {
     embedded_get_rps: round(results["GET embedded"].requestsPerSecond),
     max_rss_mb: Math.max(get.maxRssMb, results["POST group commit"].maxRssMb),
     embedded_max_rss_mb: results["GET embedded"].maxRssMb,
+    audit_clean_after_load: audits.every(Boolean),
     ledger_events: LEDGER_EVENTS,
     audit_seconds: round(audit.seconds, 2),
     replay_seconds: round(replay.seconds, 2),
