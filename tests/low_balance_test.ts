@@ -8,6 +8,7 @@ import { auditOf, freePort, startService } from "./helpers/service.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import { buyCredits, TEST_PAYMENT_SECRET } from "./helpers/credits.ts";
 import { sha256Hex } from "../src/ids.ts";
+import { eventually } from "./helpers/wait.ts";
 
 interface RelayedMail {
   to: string[];
@@ -36,14 +37,6 @@ async function startRelay(): Promise<{ url: string; mails: RelayedMail[]; close(
     mails,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}
-
-async function until(check: () => boolean, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 Deno.test({
@@ -131,7 +124,7 @@ Deno.test({
         assert.equal(alert.headers.authorization, "Bearer s3cret");
         assert.deepEqual(JSON.parse(alert.body), { wallet: last, threshold: settings.low_balance_threshold, token_hash: hash });
         new Webhook(secret).verify(alert.body, alert.headers);
-        await until(() => relay.mails.length === 1, "the alert email");
+        await eventually("the alert email", () => relay.mails.length === 1 || undefined);
         assert.deepEqual(relay.mails[0].to, ["owner@example.com"]);
         assert.match(relay.mails[0].raw, /Subject: Low balance: \d+ credits left/);
         assert.match(relay.mails[0].raw.replace(/=\r?\n/g, ""), new RegExp(hash), "quoted-printable soft breaks removed");

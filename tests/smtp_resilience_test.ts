@@ -7,22 +7,9 @@ import { startReceiver } from "./helpers/receiver.ts";
 import { sendMail, sendRaw } from "./helpers/smtp.ts";
 import { buyCredits, TEST_PAYMENT_SECRET } from "./helpers/credits.ts";
 import { ensureGeneratedCorpus, GENERATED_DIR } from "./corpus/generate.ts";
+import { eventually } from "./helpers/wait.ts";
 
 type Client = ReturnType<typeof walletClient>;
-
-async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`Timed out waiting for ${what}`);
-}
 
 async function logs(client: Client, type: string, n = 100): Promise<any[]> {
   const answer = await client.get(`/token/logs?type=${type}&n=${n}`);

@@ -18,6 +18,7 @@ import { textReply } from "../src/ledger/command.ts";
 import { type DeliveryContent, enqueueDelivery, type QueuedEmail } from "../src/webhooks/outbox.ts";
 import { storeAttachment } from "../src/attachments/store.ts";
 import type { AttachmentRef } from "../src/attachments/signed_link.ts";
+import { eventually } from "./helpers/wait.ts";
 
 type Client = ReturnType<typeof walletClient>;
 
@@ -104,20 +105,6 @@ async function accept(svc: Service, items: Queued[]): Promise<void> {
 async function deliveryLogs(client: Client, webhookId: string) {
   const logs = (await client.get("/token/logs?type=webhook-delivery&n=100")).json().logs;
   return logs.filter((l: any) => l.path === webhookId).reverse();
-}
-
-async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`Timed out waiting for ${what}`);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
