@@ -87,7 +87,9 @@ export const callLogsProjection: Projection<CallLogRow> = {
         wallet_id text, id text, version integer, method text, path text, endpoint text, status_code integer,
         error text, cost integer, balance bigint, response_time_ms integer, at timestamptz, expires_at timestamptz)
       returning 1`;
-    if (inserted.length !== rows.length) throw new Error(`Inserted ${inserted.length} of ${rows.length} call logs`);
+    if (inserted.length !== rows.length) {
+      throw new Error(`Inserted ${inserted.length} of ${rows.length} call logs`);
+    }
   },
   liveFilter: "expires_at > now()",
 };

@@ -69,7 +69,9 @@ export async function readKvMany(
   entries: { walletId: string; bucket: string; key: string }[],
   now: Date,
 ): Promise<Map<string, string | null>> {
-  const found = new Map<string, string | null>(entries.map((e) => [kvEntryKey(e.walletId, e.bucket, e.key), null]));
+  const found = new Map<string, string | null>(
+    entries.map((e) => [kvEntryKey(e.walletId, e.bucket, e.key), null]),
+  );
   if (entries.length === 0) return found;
   const rows = await sql<{ wallet_id: string; bucket: string; key: string; value: string }[]>`
     select kv.wallet_id, kv.bucket, kv.key, kv.value

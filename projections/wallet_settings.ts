@@ -44,7 +44,10 @@ export const walletSettingsProjection: Projection<WalletSettingsRow> = {
   removedWithWallet: true,
 };
 
-export async function findWalletSettings(sql: Queryable, walletId: string): Promise<WalletSettingsRow | undefined> {
+export async function findWalletSettings(
+  sql: Queryable,
+  walletId: string,
+): Promise<WalletSettingsRow | undefined> {
   const [row] = await sql<WalletSettingsRow[]>`select * from wallet_settings where wallet_id = ${walletId}`;
   return row;
 }

@@ -40,12 +40,16 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
   const next = { ...row, version: event.version };
   const money = creditChange(event);
   if (money) next.balance = money.balance;
-  if (event.type === "CallBilled" && USED_BY_TOKEN.has(event.data.endpoint)) next.last_used_at = event.recordedAt;
+  if (event.type === "CallBilled" && USED_BY_TOKEN.has(event.data.endpoint)) {
+    next.last_used_at = event.recordedAt;
+  }
   if (event.type === "WalletDeactivated") next.deactivated_at = event.recordedAt;
   if (event.type === "LowBalanceSettingsChanged") next.low_balance_threshold = event.data.threshold;
   if (event.type === "LowBalanceAlerted") next.low_balance_alerted = true;
   // The episode ends once the balance is back at or above the threshold.
-  else if (next.low_balance_alerted && next.balance >= next.low_balance_threshold) next.low_balance_alerted = false;
+  else if (next.low_balance_alerted && next.balance >= next.low_balance_threshold) {
+    next.low_balance_alerted = false;
+  }
   return next;
 }
 

@@ -50,30 +50,39 @@ Deno.test({
         assert.equal(row, undefined, "nobody is deactivated yet");
       });
 
-      await t.step("two years plus a day after the last call: deactivated, with every consequence", async () => {
-        svc.clock.advance(2 * DAY + 1);
-        const kvRows = () => svc.db.sql`select count(*)::int as count from kv_entries`.then((r: any) => r[0].count);
-        assert.equal(await kvRows(), 2, "both entries are still rows (expired, not yet swept)");
-        assert.equal(await sweep(), 1, "only the idle wallet");
-        assert.equal(await kvRows(), 1, "the idle wallet's entry left the KV projection");
-        const refused = await svc.request("GET", "/token", { token: idle });
-        assert.deepEqual([refused.status, refused.text], [401, "Unauthorized"]);
-        assert.equal((await svc.request("GET", "/webhook", { token: idle })).status, 401);
-        const count = async (table: string) =>
-          (await svc.db.sql.unsafe(`select count(*)::int as n from ${table}`))[0].n;
-        assert.equal(await count("webhooks"), 0, "its webhooks left the registry");
-        assert.equal(await count("schedules"), 0, "its schedule left the scheduler's table");
-        assert.equal(await count("wallet_settings"), 0, "its alert settings are gone");
-        assert.equal(await findMailboxWebhook(svc.db.sql, address), undefined, "its mailbox refuses mail");
-        assert.equal((await svc.request("GET", "/kv/b/k", { token: idle })).status, 401);
-        assert.equal((await svc.request("GET", "/token", { token: active })).status, 200, "the other one is fine");
-        assert.equal(await sweep(), 0, "deactivated once");
-      });
+      await t.step(
+        "two years plus a day after the last call: deactivated, with every consequence",
+        async () => {
+          svc.clock.advance(2 * DAY + 1);
+          const kvRows = () =>
+            svc.db.sql`select count(*)::int as count from kv_entries`.then((r: any) => r[0].count);
+          assert.equal(await kvRows(), 2, "both entries are still rows (expired, not yet swept)");
+          assert.equal(await sweep(), 1, "only the idle wallet");
+          assert.equal(await kvRows(), 1, "the idle wallet's entry left the KV projection");
+          const refused = await svc.request("GET", "/token", { token: idle });
+          assert.deepEqual([refused.status, refused.text], [401, "Unauthorized"]);
+          assert.equal((await svc.request("GET", "/webhook", { token: idle })).status, 401);
+          const count = async (table: string) =>
+            (await svc.db.sql.unsafe(`select count(*)::int as n from ${table}`))[0].n;
+          assert.equal(await count("webhooks"), 0, "its webhooks left the registry");
+          assert.equal(await count("schedules"), 0, "its schedule left the scheduler's table");
+          assert.equal(await count("wallet_settings"), 0, "its alert settings are gone");
+          assert.equal(await findMailboxWebhook(svc.db.sql, address), undefined, "its mailbox refuses mail");
+          assert.equal((await svc.request("GET", "/kv/b/k", { token: idle })).status, 401);
+          assert.equal(
+            (await svc.request("GET", "/token", { token: active })).status,
+            200,
+            "the other one is fine",
+          );
+          assert.equal(await sweep(), 0, "deactivated once");
+        },
+      );
 
       await t.step("the ledger keeps its events and the audit adds up", async () => {
         const report = await auditLedger(svc.db.sql);
         assert.deepEqual(report.mismatches, []);
-        const [{ count }] = await svc.db.sql`select count(*)::int as count from events where type = 'WalletDeactivated'`;
+        const [{ count }] = await svc.db
+          .sql`select count(*)::int as count from events where type = 'WalletDeactivated'`;
         assert.equal(count, 1);
       });
     } finally {

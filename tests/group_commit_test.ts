@@ -37,7 +37,9 @@ test("concurrent calls share transactions and keep the overdraft rule", async ()
   const svc = await inProcessService({}, { onBatch: (size) => sizes.push(size) });
   try {
     const walletId = await sha256Hex(await svc.newToken());
-    const results = await Promise.all(Array.from({ length: 150 }, (_, i) => svc.ledger.run(write(walletId, `k${i}`))));
+    const results = await Promise.all(
+      Array.from({ length: 150 }, (_, i) => svc.ledger.run(write(walletId, `k${i}`))),
+    );
     const statuses = results.map((r) => answered(r).reply.status);
     assert.equal(statuses.filter((s) => s === 200).length, 100);
     assert.equal(statuses.filter((s) => s === 402).length, 50);
@@ -92,7 +94,11 @@ test("a later call in a batch sees what an earlier one wrote", async () => {
       return value === undefined ? failure(404, "Key Not Found") : { reply: textReply(200, value) };
     });
     const blocker = svc.ledger.run(write(walletId, "first"));
-    const [, , seen] = await Promise.all([blocker, svc.ledger.run(write(walletId, "seen")), svc.ledger.run(read)]);
+    const [, , seen] = await Promise.all([
+      blocker,
+      svc.ledger.run(write(walletId, "seen")),
+      svc.ledger.run(read),
+    ]);
     assert.equal(answered(seen).reply.body, "seen");
   } finally {
     await svc.close();
@@ -118,7 +124,10 @@ test("a fault injected into a batch fails only its own command", async () => {
     for (const key of ["before", "one", "two"]) {
       assert.equal(await readKv(svc.db.sql, walletId, "b", key, new Date()), key);
     }
-    assert.equal((await svc.db.sql`select balance from wallets where wallet_id = ${walletId}`)[0].balance, 97);
+    assert.equal(
+      (await svc.db.sql`select balance from wallets where wallet_id = ${walletId}`)[0].balance,
+      97,
+    );
     assert.deepEqual((await auditLedger(svc.db.sql)).mismatches, []);
   } finally {
     await svc.close();

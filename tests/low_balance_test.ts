@@ -58,7 +58,8 @@ Deno.test({
       const token = await newToken(svc);
       const client = walletClient(svc, token);
       const hash = await sha256Hex(token);
-      const put = (value: unknown) => call(svc, "PUT", "/token/settings", { token, body: JSON.stringify(value) });
+      const put = (value: unknown) =>
+        call(svc, "PUT", "/token/settings", { token, body: JSON.stringify(value) });
 
       await t.step("a fresh wallet has alerts off; GET costs 1", async () => {
         const res = await client.get("/token/settings");
@@ -69,14 +70,20 @@ Deno.test({
 
       await t.step("bad settings are 400, charged, and change nothing", async () => {
         const cases: [unknown, RegExp][] = [
-          [{ low_balance_threshold: -1 }, /^Invalid low_balance_threshold: must be an integer of at least 0$/],
+          [
+            { low_balance_threshold: -1 },
+            /^Invalid low_balance_threshold: must be an integer of at least 0$/,
+          ],
           [{ low_balance_threshold: 1.5 }, /^Invalid low_balance_threshold: /],
           [{ low_balance_threshold: "10" }, /^Invalid low_balance_threshold: /],
           [{ low_balance_email: "not-an-address" }, /^Invalid low_balance_email: must be an email address$/],
           [{ low_balance_webhook: { url: "ftp://example.com/x" } }, /^Invalid low_balance_webhook.url: /],
           [{ low_balance_webhook: { url: "https://example.com", format: "custom" } }, /template: required/],
           [{ low_balance_webhook: { url: "https://example.com", format: "telegram" } }, /chat_id: required/],
-          [{ low_balance_webhook: { url: "https://example.com", format: "pager" } }, /format: must be one of/],
+          [
+            { low_balance_webhook: { url: "https://example.com", format: "pager" } },
+            /format: must be one of/,
+          ],
           [{ low_balance_threshold: 5, extra: true }, /^Unknown field: extra$/],
           ["[1, 2]", /^Invalid request: /],
         ];
@@ -122,12 +129,20 @@ Deno.test({
         const [alert] = await receiver.waitFor(1);
         assert.equal(alert.path, "/alerts");
         assert.equal(alert.headers.authorization, "Bearer s3cret");
-        assert.deepEqual(JSON.parse(alert.body), { wallet: last, threshold: settings.low_balance_threshold, token_hash: hash });
+        assert.deepEqual(JSON.parse(alert.body), {
+          wallet: last,
+          threshold: settings.low_balance_threshold,
+          token_hash: hash,
+        });
         new Webhook(secret).verify(alert.body, alert.headers);
         await eventually("the alert email", () => relay.mails.length === 1 || undefined);
         assert.deepEqual(relay.mails[0].to, ["owner@example.com"]);
         assert.match(relay.mails[0].raw, /Subject: Low balance: \d+ credits left/);
-        assert.match(relay.mails[0].raw.replace(/=\r?\n/g, ""), new RegExp(hash), "quoted-printable soft breaks removed");
+        assert.match(
+          relay.mails[0].raw.replace(/=\r?\n/g, ""),
+          new RegExp(hash),
+          "quoted-printable soft breaks removed",
+        );
       });
 
       await t.step("no second alert within the episode", async () => {
@@ -142,37 +157,50 @@ Deno.test({
         ]);
       });
 
-      await t.step("after a recharge the balance is above the threshold: a new episode alerts again", async () => {
-        await buyCredits(svc, token);
-        const balance = (await client.get("/token")).json().wallet;
-        const settings = (await client.get("/token/settings")).json();
-        await put({ ...settings, low_balance_threshold: balance - 3, low_balance_webhook: {
-          url: `${receiver.url}/alerts`,
-          headers: { Authorization: "Bearer s3cret" },
-        } });
-        assert.equal(receiver.received.length, 1);
-        for (let i = 0; i < 4; i++) await client.get("/kv/b/k");
-        const [, second] = await receiver.waitFor(2);
-        assert.equal(JSON.parse(second.body).threshold, balance - 3);
-        assert.equal(
-          (await client.get("/token/settings")).json().low_balance_webhook.secret,
-          secret,
-          "the signing key survives a PUT",
-        );
-      });
+      await t.step(
+        "after a recharge the balance is above the threshold: a new episode alerts again",
+        async () => {
+          await buyCredits(svc, token);
+          const balance = (await client.get("/token")).json().wallet;
+          const settings = (await client.get("/token/settings")).json();
+          await put({
+            ...settings,
+            low_balance_threshold: balance - 3,
+            low_balance_webhook: {
+              url: `${receiver.url}/alerts`,
+              headers: { Authorization: "Bearer s3cret" },
+            },
+          });
+          assert.equal(receiver.received.length, 1);
+          for (let i = 0; i < 4; i++) await client.get("/kv/b/k");
+          const [, second] = await receiver.waitFor(2);
+          assert.equal(JSON.parse(second.body).threshold, balance - 3);
+          assert.equal(
+            (await client.get("/token/settings")).json().low_balance_webhook.secret,
+            secret,
+            "the signing key survives a PUT",
+          );
+        },
+      );
 
       await t.step("each format renders the alert", async () => {
         const formats: [Record<string, unknown>, (body: any, hash: string) => void][] = [
           [{ format: "slack" }, (b) => assert.match(b.text, /^\*Low balance: \d+ credits left\*/)],
           [{ format: "discord" }, (b) => assert.match(b.content, /^\*\*Low balance/)],
-          [{ format: "teams" }, (b) => assert.equal(b.attachments[0].contentType, "application/vnd.microsoft.card.adaptive")],
+          [
+            { format: "teams" },
+            (b) => assert.equal(b.attachments[0].contentType, "application/vnd.microsoft.card.adaptive"),
+          ],
           [{ format: "telegram", options: { chat_id: "-100123" } }, (b) => assert.equal(b.chat_id, -100123)],
           [{ format: "pagerduty", options: { routing_key: "rk" } }, (b) => {
             assert.equal(b.event_action, "trigger");
             assert.match(b.payload.summary, /^Low balance/);
           }],
           [
-            { format: "custom", template: { w: "{{wallet}}", t: "{{threshold}}", text: "{{token_hash}} at {{wallet}}" } },
+            {
+              format: "custom",
+              template: { w: "{{wallet}}", t: "{{threshold}}", text: "{{token_hash}} at {{wallet}}" },
+            },
             (b, h) => {
               assert.equal(typeof b.w, "number");
               assert.equal(b.t, 98);
@@ -185,7 +213,10 @@ Deno.test({
           const before = receiver.received.length;
           const res = await call(svc, "PUT", "/token/settings", {
             token: formatToken,
-            body: JSON.stringify({ low_balance_threshold: 98, low_balance_webhook: { url: receiver.url, ...webhook } }),
+            body: JSON.stringify({
+              low_balance_threshold: 98,
+              low_balance_webhook: { url: receiver.url, ...webhook },
+            }),
           });
           assert.equal(res.status, 200, res.text);
           await walletClient(svc, formatToken).get("/kv/b/k"); // 98 -> not below

@@ -27,7 +27,9 @@ Deno.test("payment confirmations", async (t) => {
       body,
       headers: {
         "content-type": "application/json",
-        ...(signature === null ? {} : { "stripe-signature": signature ?? await signStripePayload(body, SECRET, new Date()) }),
+        ...(signature === null
+          ? {}
+          : { "stripe-signature": signature ?? await signStripePayload(body, SECRET, new Date()) }),
       },
     });
   try {
@@ -61,24 +63,35 @@ Deno.test("payment confirmations", async (t) => {
       assert.equal((await client.get("/token")).json().wallet, before - 2 + 1_000_000);
     });
 
-    await t.step("bad, stale or missing signatures and altered bodies are 400 and change nothing", async () => {
-      const before = (await client.get("/token")).json().wallet;
-      const body = checkout(token);
-      const cases: [string, string | null, RegExp][] = [
-        [body, await signStripePayload(body, "whsec_wrong", new Date()), /no matching v1 signature/],
-        [body, await signStripePayload(body, SECRET, new Date(Date.now() - 301_000)), /outside the tolerance/],
-        [body, null, /missing/],
-        [body, "t=abc", /malformed/],
-        [body.replace('"tier":"1"', '"tier":"3"'), await signStripePayload(body, SECRET, new Date()), /no matching/],
-      ];
-      for (const [sent, signature, phrase] of cases) {
-        const res = await deliver(sent, signature);
-        assert.equal(res.status, 400);
-        assert.match(res.text, /^Invalid Stripe-Signature: /);
-        assert.match(res.text, phrase);
-      }
-      assert.equal((await client.get("/token")).json().wallet, before - 1);
-    });
+    await t.step(
+      "bad, stale or missing signatures and altered bodies are 400 and change nothing",
+      async () => {
+        const before = (await client.get("/token")).json().wallet;
+        const body = checkout(token);
+        const cases: [string, string | null, RegExp][] = [
+          [body, await signStripePayload(body, "whsec_wrong", new Date()), /no matching v1 signature/],
+          [
+            body,
+            await signStripePayload(body, SECRET, new Date(Date.now() - 301_000)),
+            /outside the tolerance/,
+          ],
+          [body, null, /missing/],
+          [body, "t=abc", /malformed/],
+          [
+            body.replace('"tier":"1"', '"tier":"3"'),
+            await signStripePayload(body, SECRET, new Date()),
+            /no matching/,
+          ],
+        ];
+        for (const [sent, signature, phrase] of cases) {
+          const res = await deliver(sent, signature);
+          assert.equal(res.status, 400);
+          assert.match(res.text, /^Invalid Stripe-Signature: /);
+          assert.match(res.text, phrase);
+        }
+        assert.equal((await client.get("/token")).json().wallet, before - 1);
+      },
+    );
 
     await t.step("unknown token, unknown tier and malformed bodies are 400", async () => {
       const unknown = await deliver(checkout("nobody-has-this-token"));

@@ -86,7 +86,16 @@ Deno.test("only calls made with the token count as use: emails and scheduled run
   const billedAs = (endpoint: string, at: string) =>
     stored({
       type: "CallBilled",
-      data: { callId: `c${version}`, method: "X", path: "/p", endpoint, status: 200, cost: 0, balance: 0, ms: 1 },
+      data: {
+        callId: `c${version}`,
+        method: "X",
+        path: "/p",
+        endpoint,
+        status: 200,
+        cost: 0,
+        balance: 0,
+        ms: 1,
+      },
     } as NewEvent, new Date(at));
   const wallet = [
     opened,

@@ -69,8 +69,12 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   app.notFound(methodNotAllowed(app.routes));
   app.onError((error, c) => {
     if (error instanceof HttpError) return errorResponse(c, error.status, error.message, error.headers);
-    if (error instanceof HTTPException && error.status < 500) return errorResponse(c, error.status, error.message);
-    if (error instanceof LedgerBusyError) return errorResponse(c, 503, "Service busy, retry shortly", { "retry-after": "1" });
+    if (error instanceof HTTPException && error.status < 500) {
+      return errorResponse(c, error.status, error.message);
+    }
+    if (error instanceof LedgerBusyError) {
+      return errorResponse(c, 503, "Service busy, retry shortly", { "retry-after": "1" });
+    }
     console.error(JSON.stringify({
       time: new Date().toISOString(),
       level: "error",

@@ -12,7 +12,10 @@ export async function readJsonBody<S extends zod.ZodType>(
   c: Context<AppEnv>,
   schema: S,
 ): Promise<Parsed<zod.infer<S>>> {
-  const tooLarge = { ok: false as const, phrase: `Invalid request: body larger than ${MAX_JSON_BODY_BYTES} bytes` };
+  const tooLarge = {
+    ok: false as const,
+    phrase: `Invalid request: body larger than ${MAX_JSON_BODY_BYTES} bytes`,
+  };
   // The declared length is checked before reading; the text after, for bodies sent without one.
   if (Number(c.req.header("content-length") ?? 0) > MAX_JSON_BODY_BYTES) return tooLarge;
   const text = await c.req.text();

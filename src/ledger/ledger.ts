@@ -8,7 +8,13 @@ import { appendStaged, stageEvents } from "../../events/store.ts";
 import { type NewEvent, newEvent, type StoredEvent } from "../../events/catalogue.ts";
 import { applyInline, type Projection } from "../../projections/projection.ts";
 import { INLINE_PROJECTIONS } from "../../projections/mod.ts";
-import { evolveWallet, lockWallet, lockWallets, saveWallets, type WalletRow } from "../../projections/wallets.ts";
+import {
+  evolveWallet,
+  lockWallet,
+  lockWallets,
+  saveWallets,
+  type WalletRow,
+} from "../../projections/wallets.ts";
 import { findIdempotentReply } from "../../projections/idempotent_replies.ts";
 import { kvEntryKey, readKv, readKvMany } from "../../projections/kv.ts";
 import {
@@ -161,7 +167,9 @@ async function runLocked(
   }
   const balance = wallet.balance - charge;
   const { reply } = decision;
-  const remembered = key && reply.status !== 402 ? { key: key.key, fingerprint: key.fingerprint, ...reply } : undefined;
+  const remembered = key && reply.status !== 402
+    ? { key: key.key, fingerprint: key.fingerprint, ...reply }
+    : undefined;
   const billed = newEvent("CallBilled", {
     callId: randomId(20),
     method: command.call.method,
@@ -175,7 +183,9 @@ async function runLocked(
     ...(remembered ? { idempotency: remembered } : {}),
   });
   const events = [billed, ...(decision.events ?? [])];
-  if (startsLowBalanceEpisode(wallet, balance, charge)) events.push(await raiseLowBalanceAlert(tx, wallet, balance, now));
+  if (startsLowBalanceEpisode(wallet, balance, charge)) {
+    events.push(await raiseLowBalanceAlert(tx, wallet, balance, now));
+  }
   const next = await writes.stage(tx, wallet.wallet_id, wallet, events, now);
   wallets.set(wallet.wallet_id, next!);
   return { kind: "answered", reply, cost: charge, balance, replayed: false };
@@ -218,7 +228,10 @@ class PendingWrites {
     for (const event of staged) {
       if (event.type === "KvWritten" || event.type === "KvDeleted") {
         const { bucket, key } = event.data;
-        this.kvSnapshot.set(kvEntryKey(walletId, bucket, key), event.type === "KvWritten" ? event.data.value : null);
+        this.kvSnapshot.set(
+          kvEntryKey(walletId, bucket, key),
+          event.type === "KvWritten" ? event.data.value : null,
+        );
       }
       for (const projection of INLINE_PROJECTIONS) {
         if (projection.saveMany && projection.keyOf(event) !== null) {

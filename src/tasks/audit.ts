@@ -51,7 +51,9 @@ export async function auditLedger(sql: Sql): Promise<AuditReport> {
       }
       if (Number(r.computed) < 0) mismatches.push(`wallet ${r.wallet_id}: negative balance ${r.computed}`);
       if (Number(r.last_version) !== Number(r.version)) {
-        mismatches.push(`wallet ${r.wallet_id}: stream at version ${r.last_version}, projection at ${r.version}`);
+        mismatches.push(
+          `wallet ${r.wallet_id}: stream at version ${r.last_version}, projection at ${r.version}`,
+        );
       }
       if (Number(r.versions) !== Number(r.last_version)) {
         mismatches.push(`wallet ${r.wallet_id}: ${r.versions} events for versions 1..${r.last_version}`);

@@ -78,8 +78,14 @@ async function startService(env: Record<string, string>): Promise<Running> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-all", "src/main.ts"],
     cwd: ROOT,
-    env: { PORT: String(port), HOSTNAME: "127.0.0.1", SMTP_PORT: "0", LOG_REQUESTS: "0",
-      PAYMENT_WEBHOOK_SECRET: PAYMENT_SECRET, ...env },
+    env: {
+      PORT: String(port),
+      HOSTNAME: "127.0.0.1",
+      SMTP_PORT: "0",
+      LOG_REQUESTS: "0",
+      PAYMENT_WEBHOOK_SECRET: PAYMENT_SECRET,
+      ...env,
+    },
     stdout: "null",
     stderr: "inherit",
   }).spawn();
@@ -117,11 +123,15 @@ async function fundedToken(url: string): Promise<string> {
     const res = await fetch(`${url}/payments/webhook`, {
       method: "POST",
       body,
-      headers: { "content-type": "application/json", "stripe-signature": await signStripePayload(body, PAYMENT_SECRET, new Date()) },
+      headers: {
+        "content-type": "application/json",
+        "stripe-signature": await signStripePayload(body, PAYMENT_SECRET, new Date()),
+      },
     });
     if (!res.ok) throw new Error(`Funding failed: ${res.status} ${await res.text()}`);
   }
-  await (await fetch(`${url}/kv/bench/key`, { method: "POST", headers: { "x-token": token }, body: "value" })).text();
+  await (await fetch(`${url}/kv/bench/key`, { method: "POST", headers: { "x-token": token }, body: "value" }))
+    .text();
   return token;
 }
 
@@ -158,8 +168,15 @@ async function wrk(service: Running, path: string, token: string, method: "GET" 
   const script = await Deno.makeTempFile({ suffix: ".lua" });
   await Deno.writeTextFile(script, method === "POST" ? `wrk.method = "POST"\nwrk.body = "value"\n` : "");
   const text = await run("wrk", [
-    "-t2", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", script,
-    "-H", `X-Token: ${token}`, `${service.url}${path}`,
+    "-t2",
+    `-c${CONNECTIONS}`,
+    `-d${seconds}s`,
+    "--latency",
+    "-s",
+    script,
+    "-H",
+    `X-Token: ${token}`,
+    `${service.url}${path}`,
   ]);
   clearInterval(sampler);
   await Deno.remove(script);
@@ -185,7 +202,18 @@ INSERT INTO events (wallet_id, version, type, data, recorded_at)
 END;
 `,
   );
-  const text = await run("pgbench", ["-n", "-c", String(CONNECTIONS), "-j", "2", "-T", String(seconds), "-f", script, url]);
+  const text = await run("pgbench", [
+    "-n",
+    "-c",
+    String(CONNECTIONS),
+    "-j",
+    "2",
+    "-T",
+    String(seconds),
+    "-f",
+    script,
+    url,
+  ]);
   await Deno.remove(script);
   await dropDatabase(name);
   return Number(text.match(/tps = ([\d.]+)/)?.[1] ?? NaN);
@@ -240,7 +268,9 @@ async function main() {
   await ensureTool("wrk", "wrk");
   await ensureTool("pgbench", "postgresql-contrib");
   const cpu = (await Deno.readTextFile("/proc/cpuinfo")).match(/model name\s*:\s*(.+)/)?.[1] ?? "unknown CPU";
-  log(`machine: ${navigator.hardwareConcurrency} cores, ${cpu}; ${SECONDS} s per run, ${CONNECTIONS} connections`);
+  log(
+    `machine: ${navigator.hardwareConcurrency} cores, ${cpu}; ${SECONDS} s per run, ${CONNECTIONS} connections`,
+  );
 
   log("\n-- pgbench: debit + event insert, one transaction per call, hot wallet");
   const ceiling = await pgbenchCeiling();
@@ -248,7 +278,9 @@ async function main() {
 
   const results: Record<string, WrkResult & { maxRssMb: number }> = {};
   const audits: boolean[] = [];
-  for (const [label, env] of [["group commit", {}], ["no group commit", { LEDGER_MAX_BATCH: "1" }]] as const) {
+  for (
+    const [label, env] of [["group commit", {}], ["no group commit", { LEDGER_MAX_BATCH: "1" }]] as const
+  ) {
     const name = `bench_service_${Date.now()}`;
     const databaseUrl = await createDatabase(name);
     const service = await startService({ DATABASE_URL: databaseUrl, ...env });
@@ -258,8 +290,12 @@ async function main() {
       for (const method of ["GET", "POST"] as const) {
         const result = await wrk(service, "/kv/bench/key", token, method);
         results[`${method} ${label}`] = result;
-        log(`${method} /kv: ${round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ` +
-          `${result.errors} errors, max RSS ${result.maxRssMb} MB`);
+        log(
+          `${method} /kv: ${
+            round(result.requestsPerSecond)
+          } req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ` +
+            `${result.errors} errors, max RSS ${result.maxRssMb} MB`,
+        );
       }
     } finally {
       await service.stop();
@@ -278,8 +314,12 @@ async function main() {
     const token = await fundedToken(embedded.url);
     results["GET embedded"] = await wrk(embedded, "/kv/bench/key", token, "GET");
     const r = results["GET embedded"];
-    log(`GET /kv: ${round(r.requestsPerSecond)} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.errors} errors, ` +
-      `max RSS ${r.maxRssMb} MB (PGlite's WebAssembly heap included)`);
+    log(
+      `GET /kv: ${
+        round(r.requestsPerSecond)
+      } req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.errors} errors, ` +
+        `max RSS ${r.maxRssMb} MB (PGlite's WebAssembly heap included)`,
+    );
   } finally {
     await embedded.stop();
     await Deno.remove(dataDir, { recursive: true });
@@ -320,8 +360,10 @@ async function main() {
     audit_seconds: round(audit.seconds, 2),
     replay_seconds: round(replay.seconds, 2),
   };
-  log(`\nGET /kv at ${CONNECTIONS} connections: ${summary.get_rps} req/s vs pgbench ${summary.pgbench_tps} tps: ` +
-    `ratio ${summary.ratio} (without group commit ${summary.ratio_without_group_commit})`);
+  log(
+    `\nGET /kv at ${CONNECTIONS} connections: ${summary.get_rps} req/s vs pgbench ${summary.pgbench_tps} tps: ` +
+      `ratio ${summary.ratio} (without group commit ${summary.ratio_without_group_commit})`,
+  );
   log(JSON.stringify(summary));
 }
 

@@ -84,7 +84,9 @@ if (import.meta.main) {
   await db.close();
   const seconds = ((performance.now() - started) / 1000).toFixed(2);
   let differences = 0;
-  console.log(`replay: ${report.events} events folded into ${report.tables.length} projections (${seconds} s)`);
+  console.log(
+    `replay: ${report.events} events folded into ${report.tables.length} projections (${seconds} s)`,
+  );
   for (const t of report.tables) {
     differences += t.onlyLive + t.onlyReplayed;
     console.log(`  ${t.table}: ${t.rows} rows rebuilt, ${t.onlyLive + t.onlyReplayed} differences`);

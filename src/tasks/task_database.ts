@@ -10,7 +10,9 @@ export async function openTaskDatabase(): Promise<Database> {
     await migrate(db.sql);
     return db;
   } catch (error) {
-    const hint = config.databaseUrl ? "" : " (the embedded database can only be opened while the service is stopped)";
+    const hint = config.databaseUrl
+      ? ""
+      : " (the embedded database can only be opened while the service is stopped)";
     console.error(`Cannot open the database${hint}: ${error instanceof Error ? error.message : error}`);
     Deno.exit(2);
   }

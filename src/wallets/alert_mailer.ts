@@ -15,15 +15,22 @@ export function createAlertMailer(relayUrl: string | undefined, from: string): A
   if (!relayUrl) {
     return {
       send: () =>
-        Promise.resolve({ ok: false, latencyMs: 0, retryable: false, error: "not sent: SMTP_RELAY_URL is not set" }),
+        Promise.resolve({
+          ok: false,
+          latencyMs: 0,
+          retryable: false,
+          error: "not sent: SMTP_RELAY_URL is not set",
+        }),
     };
   }
-  const transport = nodemailer.createTransport({
-    url: relayUrl,
-    connectionTimeout: SEND_TIMEOUT_MS,
-    greetingTimeout: SEND_TIMEOUT_MS,
-    socketTimeout: SEND_TIMEOUT_MS,
-  } as Parameters<typeof nodemailer.createTransport>[0]);
+  const transport = nodemailer.createTransport(
+    {
+      url: relayUrl,
+      connectionTimeout: SEND_TIMEOUT_MS,
+      greetingTimeout: SEND_TIMEOUT_MS,
+      socketTimeout: SEND_TIMEOUT_MS,
+    } as Parameters<typeof nodemailer.createTransport>[0],
+  );
   return {
     async send(to, alert) {
       const started = performance.now();

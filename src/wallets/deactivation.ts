@@ -27,10 +27,13 @@ export async function deactivateIdleWallets(sql: Sql, ledger: Ledger, clock: Clo
       order by last_used_at limit ${SWEEP_BATCH}`;
     for (const { wallet_id } of idle) {
       // Checked again under the wallet's lock: a call may have used it since the query.
-      const events = await ledger.append(wallet_id, (_tx, wallet, now) =>
-        wallet && !wallet.deactivated_at && wallet.last_used_at < inactivityCutoff(now)
-          ? [newEvent("WalletDeactivated", { lastUsedAt: wallet.last_used_at.toISOString() })]
-          : []);
+      const events = await ledger.append(
+        wallet_id,
+        (_tx, wallet, now) =>
+          wallet && !wallet.deactivated_at && wallet.last_used_at < inactivityCutoff(now)
+            ? [newEvent("WalletDeactivated", { lastUsedAt: wallet.last_used_at.toISOString() })]
+            : [],
+      );
       total += events.length;
     }
     if (idle.length < SWEEP_BATCH) return total;
@@ -38,11 +41,18 @@ export async function deactivateIdleWallets(sql: Sql, ledger: Ledger, clock: Clo
 }
 
 /** Runs the check at start and every few hours; several instances may run it, the lock decides. */
-export function startDeactivationSweep(sql: Sql, ledger: Ledger, clock: Clock, intervalMs = DEACTIVATION_CHECK_MS) {
+export function startDeactivationSweep(
+  sql: Sql,
+  ledger: Ledger,
+  clock: Clock,
+  intervalMs = DEACTIVATION_CHECK_MS,
+) {
   let running: Promise<unknown> = Promise.resolve();
   const tick = () => {
     running = deactivateIdleWallets(sql, ledger, clock).catch((error) =>
-      console.error(JSON.stringify({ level: "error", message: "deactivation sweep failed", error: String(error) }))
+      console.error(
+        JSON.stringify({ level: "error", message: "deactivation sweep failed", error: String(error) }),
+      )
     );
   };
   const timer = setInterval(tick, intervalMs);

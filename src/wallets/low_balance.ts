@@ -36,7 +36,14 @@ export async function raiseLowBalanceAlert(
   const settings = await findWalletSettings(tx, wallet.wallet_id);
   const channels: ("webhook" | "email")[] = [];
   const enqueue = (webhookId: string) =>
-    enqueueDelivery(tx, { walletId: wallet.wallet_id, webhookId, kind: "alert", payload: { ...payload }, cost: 0, now });
+    enqueueDelivery(tx, {
+      walletId: wallet.wallet_id,
+      webhookId,
+      kind: "alert",
+      payload: { ...payload },
+      cost: 0,
+      now,
+    });
   if (settings?.low_balance_webhook) {
     await enqueue(ALERT_WEBHOOK_ID);
     channels.push("webhook");

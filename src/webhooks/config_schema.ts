@@ -41,7 +41,11 @@ function expected(what: string) {
   return { error: (issue: { input: unknown }) => issue.input === undefined ? "required" : `must be ${what}` };
 }
 
-export const HeaderMap = z.record(z.string(), z.string(expected("a string")), expected("an object of strings"))
+export const HeaderMap = z.record(
+  z.string(),
+  z.string(expected("a string")),
+  expected("an object of strings"),
+)
   .superRefine((headers, ctx) => {
     const names = Object.keys(headers);
     if (names.length > MAX_HEADERS) {
@@ -63,7 +67,11 @@ export const HeaderMap = z.record(z.string(), z.string(expected("a string")), ex
     }
   });
 
-export const OptionMap = z.record(z.string(), z.string(expected("a string")), expected("an object of strings"))
+export const OptionMap = z.record(
+  z.string(),
+  z.string(expected("a string")),
+  expected("an object of strings"),
+)
   .superRefine((options, ctx) => {
     const names = Object.keys(options);
     if (names.length > MAX_OPTIONS) {

@@ -42,7 +42,9 @@ export async function renderDeliveryBody(
   if (content.kind === "scheduled") return JSON.stringify(content.payload);
   const settings = settingsOf(webhook);
   if (content.kind === "alert") {
-    return JSON.stringify(renderAlert(content.payload as unknown as LowBalancePayload, settings.mailbox ?? {}, now));
+    return JSON.stringify(
+      renderAlert(content.payload as unknown as LowBalancePayload, settings.mailbox ?? {}, now),
+    );
   }
   const mailbox = settings.mailbox;
   const attachments = mailbox?.includeAttachments === false ? [] : await Promise.all(

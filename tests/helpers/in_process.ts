@@ -12,8 +12,11 @@ export interface InProcessService {
   db: Database;
   ledger: Ledger;
   clock: ReturnType<typeof offsetClock>;
-  request(method: string, path: string, init?: { token?: string; body?: string; headers?: Record<string, string> }):
-    Promise<{ status: number; text: string; headers: Headers }>;
+  request(
+    method: string,
+    path: string,
+    init?: { token?: string; body?: string; headers?: Record<string, string> },
+  ): Promise<{ status: number; text: string; headers: Headers }>;
   newToken(): Promise<string>;
   close(): Promise<void>;
 }
@@ -25,7 +28,13 @@ export async function inProcessService(
   ledgerOptions: LedgerOptions = {},
 ): Promise<InProcessService> {
   const database = await freshDatabase();
-  const config = parseConfig({ SMTP_PORT: "0", TRUST_PROXY: "1", LOG_REQUESTS: "0", ...database.env, ...env });
+  const config = parseConfig({
+    SMTP_PORT: "0",
+    TRUST_PROXY: "1",
+    LOG_REQUESTS: "0",
+    ...database.env,
+    ...env,
+  });
   if ("error" in config) throw new Error(config.error);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(db.sql);
@@ -55,7 +64,10 @@ export async function inProcessService(
       addresses++;
       const res = await request("POST", "/token", {
         body: "token=new",
-        headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": `192.0.2.${addresses}` },
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          "x-forwarded-for": `192.0.2.${addresses}`,
+        },
       });
       if (res.status !== 200) throw new Error(`POST /token answered ${res.status}: ${res.text}`);
       return res.text;

@@ -27,7 +27,7 @@ const paymentWebhook = createRoute({
   method: "post",
   path: "/payments/webhook",
   summary: "Payment confirmation from the payment provider",
-  description: "Signed with `Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256 of \"t.body\">`; " +
+  description: 'Signed with `Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">`; ' +
     "`checkout.session.completed` with `client_reference_id` = token adds the tier's credits once per event id.",
   request: { body: { content: { "application/json": { schema: CheckoutEvent } } } },
   responses: {
@@ -38,7 +38,10 @@ const paymentWebhook = createRoute({
 });
 
 /** The tier from `metadata.tier`, or from the payment link when it is one of the configured links. */
-function tierOf(object: z.infer<typeof CheckoutEvent>["data"]["object"], links: Record<Tier, string>): Tier | null {
+function tierOf(
+  object: z.infer<typeof CheckoutEvent>["data"]["object"],
+  links: Record<Tier, string>,
+): Tier | null {
   const tier = object.metadata?.tier;
   if (tier === "1" || tier === "3") return tier;
   const link = object.payment_link;
@@ -57,7 +60,9 @@ export function paymentRoutes(app: OpenAPIHono<AppEnv>) {
     const { config, clock } = c.get("services");
     if (!config.paymentWebhookSecret) return errorResponse(c, 503, "Payments are not configured");
     const body = await c.req.text();
-    if (new TextEncoder().encode(body).length > MAX_BODY_BYTES) return errorResponse(c, 413, "Payload too large");
+    if (new TextEncoder().encode(body).length > MAX_BODY_BYTES) {
+      return errorResponse(c, 413, "Payload too large");
+    }
     const problem = await verifyStripeSignature(
       c.req.header("stripe-signature") ?? null,
       body,
@@ -87,7 +92,9 @@ export function paymentRoutes(app: OpenAPIHono<AppEnv>) {
       tier,
       paymentId: event.id,
     });
-    if (outcome === "unknown wallet") return errorResponse(c, 400, "Invalid client_reference_id: unknown token");
+    if (outcome === "unknown wallet") {
+      return errorResponse(c, 400, "Invalid client_reference_id: unknown token");
+    }
     return c.text("OK", 200);
   });
 }

@@ -55,7 +55,10 @@ const getSettings = createRoute({
   description: BILLING_NOTE,
   middleware: [requireWallet] as const,
   request: { headers: TokenHeader },
-  responses: { ...jsonOk("The settings; header values and sensitive options redacted", SettingsView), ...ERROR_RESPONSES },
+  responses: {
+    ...jsonOk("The settings; header values and sensitive options redacted", SettingsView),
+    ...ERROR_RESPONSES,
+  },
 });
 
 const putSettings = createRoute({
@@ -70,7 +73,10 @@ const putSettings = createRoute({
 });
 
 /** The rules past the schema: a safe URL and what the format needs. */
-function checkWebhook(webhook: zod.infer<typeof LowBalanceWebhookInput>, allowPrivate: boolean): string | null {
+function checkWebhook(
+  webhook: zod.infer<typeof LowBalanceWebhookInput>,
+  allowPrivate: boolean,
+): string | null {
   const urlProblem = checkWebhookUrl(webhook.url, { allowPrivate });
   if (urlProblem) return urlProblem.replace("Invalid url", "Invalid low_balance_webhook.url");
   const problem = checkMailbox({
