@@ -14,10 +14,7 @@ import { SAMPLE_ATTACHMENT } from "./attachments/sample_pdf.ts";
 import { startDeliveryWorker } from "./webhooks/delivery_worker.ts";
 import { startScheduler } from "./schedules/scheduler.ts";
 import { startSmtpReceiver } from "./email/smtp_server.ts";
-
-function log(level: string, message: string, fields: Record<string, unknown> = {}) {
-  console.log(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields }));
-}
+import { log } from "./log.ts";
 
 const config = loadConfig();
 const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });

@@ -6,6 +6,7 @@ import { sweepExpiredKv } from "../projections/kv.ts";
 import { sweepExpiredCallLogs } from "../projections/call_logs.ts";
 import { sweepExpiredReplies } from "../projections/idempotent_replies.ts";
 import { sweepExpiredAttachments } from "./attachments/store.ts";
+import { type PeriodicJob, startPeriodic } from "./periodic.ts";
 
 export const SWEEP_INTERVAL_MS = 15 * 60 * 1000;
 
@@ -18,19 +19,6 @@ export async function sweepOnce(sql: Sql, now: Date) {
   };
 }
 
-export function startSweeper(sql: Sql, clock: Clock, intervalMs = SWEEP_INTERVAL_MS) {
-  let running: Promise<unknown> = Promise.resolve();
-  const tick = () => {
-    running = sweepOnce(sql, clock.now()).catch((error) =>
-      console.error(JSON.stringify({ level: "error", message: "sweep failed", error: String(error) }))
-    );
-  };
-  const timer = setInterval(tick, intervalMs);
-  setTimeout(tick, 1000);
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+export function startSweeper(sql: Sql, clock: Clock, intervalMs = SWEEP_INTERVAL_MS): PeriodicJob {
+  return startPeriodic("sweep", () => sweepOnce(sql, clock.now()), { intervalMs, firstAfterMs: 1000 });
 }

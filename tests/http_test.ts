@@ -109,3 +109,24 @@ Deno.test("HTTP conventions", async (t) => {
     await svc.dispose();
   }
 });
+
+Deno.test("one JSON log line per request, with the request id and never the token", async () => {
+  const svc = await startService({ env: { LOG_REQUESTS: "1" } });
+  try {
+    const token = await newToken(svc);
+    const res = await call(svc, "GET", "/kv/b/k", { token, headers: { "x-request-id": "trace-log-1" } });
+    assert.equal(res.status, 404);
+    await new Promise((r) => setTimeout(r, 200));
+    const lines = svc.output().split("\n").filter((l) => l.includes('"trace-log-1"'));
+    assert.equal(lines.length, 1);
+    const line = JSON.parse(lines[0]);
+    assert.equal(line.level, "info");
+    assert.equal(line.method, "GET");
+    assert.equal(line.path, "/kv/b/k");
+    assert.equal(line.status, 404);
+    assert.equal(typeof line.latencyMs, "number");
+    assert.ok(!svc.output().includes(token), "the token is never logged");
+  } finally {
+    await svc.dispose();
+  }
+});

@@ -37,6 +37,7 @@ import {
   type SmtpReply,
   TEMPORARY_FAILURE,
 } from "./smtp_reply.ts";
+import { logError } from "../log.ts";
 
 export interface EmailServices {
   sql: Sql;
@@ -214,14 +215,5 @@ async function logRefusal(services: EmailServices, recipients: string[], reason:
     } catch (error) {
       logError("email refusal not logged", error);
     }
-  }));
-}
-
-function logError(message: string, error: unknown) {
-  console.error(JSON.stringify({
-    time: new Date().toISOString(),
-    level: "error",
-    message,
-    error: error instanceof Error ? error.message : String(error),
   }));
 }

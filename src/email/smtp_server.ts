@@ -11,6 +11,7 @@ import {
   type SmtpReply,
   TEMPORARY_FAILURE,
 } from "./smtp_reply.ts";
+import { logError } from "../log.ts";
 
 /** Every bound of the receiver. */
 export const SMTP_LIMITS = {
@@ -217,13 +218,4 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
     offset += chunk.byteLength;
   }
   return raw;
-}
-
-function logError(message: string, error: unknown) {
-  console.error(JSON.stringify({
-    time: new Date().toISOString(),
-    level: "error",
-    message,
-    error: error instanceof Error ? error.message : String(error),
-  }));
 }

@@ -19,6 +19,7 @@ import { settingsRoutes } from "./routes/settings.ts";
 import type { LogEndpoint } from "../../projections/call_logs.ts";
 
 import { SERVICE_VERSION } from "../service_info.ts";
+import { log } from "../log.ts";
 export { SERVICE_NAME, SERVICE_VERSION } from "../service_info.ts";
 
 /** Where a rejected request is logged and what it costs: the call's own price (recharge is free). */
@@ -75,12 +76,8 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
     if (error instanceof LedgerBusyError) {
       return errorResponse(c, 503, "Service busy, retry shortly", { "retry-after": "1" });
     }
-    console.error(JSON.stringify({
-      time: new Date().toISOString(),
-      level: "error",
-      requestId: c.get("requestId"),
-      error: String(error?.stack ?? error),
-    }));
+    // The stack goes to the log, never to the client.
+    log("error", "request failed", { requestId: c.get("requestId"), error: String(error?.stack ?? error) });
     return errorResponse(c, 500, `Internal Server Error (request ${c.get("requestId")})`);
   });
   return app;

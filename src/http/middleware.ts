@@ -5,6 +5,7 @@ import { HttpError, UNAUTHORIZED } from "./errors.ts";
 import { randomId, sha256Hex } from "../ids.ts";
 import { findActiveWallet } from "../../projections/wallets.ts";
 import { activeWallets } from "./wallet_cache.ts";
+import { log } from "../log.ts";
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -24,15 +25,13 @@ export function accessLog(enabled: boolean): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     await next();
     if (!enabled) return;
-    console.log(JSON.stringify({
-      time: new Date().toISOString(),
-      level: c.res.status >= 500 ? "error" : "info",
+    log(c.res.status >= 500 ? "error" : "info", "request", {
       requestId: c.get("requestId"),
       method: c.req.method,
       path: new URL(c.req.url).pathname,
       status: c.res.status,
       latencyMs: Math.round((performance.now() - c.get("startedAt")) * 10) / 10,
-    }));
+    });
   };
 }
 

@@ -32,6 +32,7 @@ import {
   runMessageId,
   scheduledRunPayload,
 } from "./plan.ts";
+import { logError } from "../log.ts";
 
 export interface SchedulerOptions {
   sql: Sql;
@@ -244,14 +245,4 @@ export async function adoptUnplannedSchedules(sql: Sql, ledger: Ledger): Promise
     });
   }
   return wallets.length;
-}
-
-function logError(message: string, error: unknown, fields: Record<string, unknown> = {}) {
-  console.error(JSON.stringify({
-    time: new Date().toISOString(),
-    level: "error",
-    message,
-    ...fields,
-    error: error instanceof Error ? error.message : String(error),
-  }));
 }

@@ -5,6 +5,7 @@ import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Clock } from "../clock.ts";
 import { newEvent } from "../../events/catalogue.ts";
+import { type PeriodicJob, startPeriodic } from "../periodic.ts";
 
 export const SWEEP_BATCH = 500;
 export const DEACTIVATION_CHECK_MS = 6 * 3600 * 1000;
@@ -46,22 +47,9 @@ export function startDeactivationSweep(
   ledger: Ledger,
   clock: Clock,
   intervalMs = DEACTIVATION_CHECK_MS,
-) {
-  let running: Promise<unknown> = Promise.resolve();
-  const tick = () => {
-    running = deactivateIdleWallets(sql, ledger, clock).catch((error) =>
-      console.error(
-        JSON.stringify({ level: "error", message: "deactivation sweep failed", error: String(error) }),
-      )
-    );
-  };
-  const timer = setInterval(tick, intervalMs);
-  const first = setTimeout(tick, 2000);
-  return {
-    async stop() {
-      clearInterval(timer);
-      clearTimeout(first);
-      await running;
-    },
-  };
+): PeriodicJob {
+  return startPeriodic("deactivation sweep", () => deactivateIdleWallets(sql, ledger, clock), {
+    intervalMs,
+    firstAfterMs: 2000,
+  });
 }

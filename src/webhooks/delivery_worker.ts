@@ -21,6 +21,7 @@ import { verdictAfter } from "./retry_policy.ts";
 import { ALERT_EMAIL_ID, type LowBalancePayload } from "../wallets/low_balance.ts";
 import { findAlertEmail, findAlertWebhook } from "../wallets/alert_target.ts";
 import { type AlertMailer, createAlertMailer } from "../wallets/alert_mailer.ts";
+import { describeError, logError } from "../log.ts";
 
 export interface DeliveryWorkerOptions {
   sql: Sql;
@@ -199,7 +200,12 @@ async function sendOnce(
     });
   } catch (error) {
     // A payload the format cannot render will not render on a retry either.
-    return { ok: false, latencyMs: 0, retryable: false, error: `cannot render payload: ${describe(error)}` };
+    return {
+      ok: false,
+      latencyMs: 0,
+      retryable: false,
+      error: `cannot render payload: ${describeError(error)}`,
+    };
   }
 }
 
@@ -211,18 +217,4 @@ function abandoned(delivery: ClaimedDelivery, attempts: number, reason: string):
     attempts,
     reason,
   });
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function logError(message: string, error: unknown, fields: Record<string, unknown> = {}) {
-  console.error(JSON.stringify({
-    time: new Date().toISOString(),
-    level: "error",
-    message,
-    ...fields,
-    error: describe(error),
-  }));
 }
