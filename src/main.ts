@@ -14,7 +14,7 @@ import { SAMPLE_ATTACHMENT } from "./attachments/sample_pdf.ts";
 import { startDeliveryWorker } from "./webhooks/delivery_worker.ts";
 import { startScheduler } from "./schedules/scheduler.ts";
 import { startSmtpReceiver } from "./email/smtp_server.ts";
-import { log } from "./log.ts";
+import { describeError, log } from "./log.ts";
 
 const config = loadConfig();
 const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -58,7 +58,7 @@ const smtp = config.smtpPort === 0 ? undefined : await startSmtpReceiver({
   tls: config.smtpTls,
 }).catch((error) => {
   log("error", "cannot start the SMTP receiver", {
-    error: error instanceof Error ? error.message : String(error),
+    error: describeError(error),
   });
   Deno.exit(1);
 });

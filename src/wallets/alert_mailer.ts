@@ -4,6 +4,7 @@ import nodemailer from "nodemailer";
 import type { PostResult } from "../webhooks/http_post.ts";
 import type { LowBalancePayload } from "./low_balance.ts";
 import { alertSubject, alertText } from "./alert_format.ts";
+import { describeError } from "../log.ts";
 
 export interface AlertMailer {
   send(to: string, alert: LowBalancePayload): Promise<PostResult>;
@@ -45,7 +46,7 @@ export function createAlertMailer(relayUrl: string | undefined, from: string): A
           latencyMs: Math.round(performance.now() - started),
           // A 5xx from the relay is final; anything else (4xx, network) may pass later.
           retryable: !(code && code >= 500),
-          error: `email not sent: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300),
+          error: `email not sent: ${describeError(error)}`.slice(0, 300),
         };
       }
     },

@@ -6,6 +6,7 @@ import https from "node:https";
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { isPublicAddress, stripBrackets } from "./url_safety.ts";
+import { describeError } from "../log.ts";
 
 export type PostResult =
   | { ok: true; status: number; latencyMs: number }
@@ -270,7 +271,7 @@ async function systemResolve(hostname: string): Promise<string[]> {
 }
 
 function describe(error: unknown): string {
-  return clean(error instanceof Error ? error.message : String(error), MAX_ERROR_DETAIL);
+  return clean(describeError(error), MAX_ERROR_DETAIL);
 }
 
 // Error texts end up in logs and API answers: one line, bounded length.

@@ -53,6 +53,7 @@ import {
 import { documentedJson, readJsonBody } from "../json_body.ts";
 import type { Config } from "../../config.ts";
 import type { Tx } from "../../db/connect.ts";
+import { describeError } from "../../log.ts";
 
 const WEBHOOK_COST = 1;
 const WEBHOOK_NOT_FOUND = "Webhook not found";
@@ -391,7 +392,7 @@ async function sendTest(c: Ctx, webhookId: string): Promise<Response> {
       ? { success: true, message: "test webhook delivered" }
       : { success: false, message: `webhook call failed: ${result.error}` };
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = describeError(error);
     outcome = {
       success: false,
       message: `webhook call failed: cannot render payload: ${reason.slice(0, 200)}`,
