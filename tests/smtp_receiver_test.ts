@@ -141,7 +141,10 @@ Deno.test("inbound email over SMTP", async (t) => {
       const text = await fetch(second.downloadUrl);
       assert.equal(await text.text(), "plain notes\n");
       assert.match(text.headers.get("content-disposition")!, /filename\*=UTF-8''notes%20%C3%A9\.txt$/);
-      const tampered = await fetch(first.downloadUrl.replace(/sig=./, "sig=A"));
+      // Another first character of the signature, whatever it was.
+      const tampered = await fetch(
+        first.downloadUrl.replace(/sig=(.)/, (_, c) => `sig=${c === "A" ? "B" : "A"}`),
+      );
       assert.equal(tampered.status, 403);
       await tampered.body?.cancel();
       annBalance -= 5;
