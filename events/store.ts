@@ -41,19 +41,6 @@ export async function appendStaged(tx: Queryable, events: StoredEvent[]): Promis
   for (const event of events) event.position = positions.get(`${event.walletId}/${event.version}`)!;
 }
 
-/** Appends one wallet's events after its current version. */
-export async function appendEvents(
-  tx: Queryable,
-  walletId: string,
-  afterVersion: number,
-  events: NewEvent[],
-  recordedAt: Date,
-): Promise<StoredEvent[]> {
-  const staged = stageEvents(walletId, afterVersion, events, recordedAt);
-  await appendStaged(tx, staged);
-  return staged;
-}
-
 interface EventRow {
   wallet_id: string;
   version: number;

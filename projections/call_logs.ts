@@ -2,7 +2,7 @@
 // away within 24 hours after it expires.
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
-import type { Projection } from "./projection.ts";
+import type { Projection, ReadKind } from "./projection.ts";
 
 export const LOG_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
@@ -152,6 +152,27 @@ export async function newestCallLogs(
       ${endpoint ? sql`and endpoint = ${endpoint}` : sql``}
     order by version desc limit ${limit}`;
 }
+
+export interface NewestLogsKey {
+  walletId: string;
+  limit: number;
+  endpoint?: string;
+}
+
+/**
+ * The newest entries as a ledger read: a snapshot taken in the batch's lock round trip. The
+ * entries of calls in the same batch are not among them: they are written when the batch ends.
+ */
+export const newestCallLogsRead: ReadKind<NewestLogsKey, CallLogRow[]> = {
+  name: "newest call logs",
+  id: ({ walletId, limit, endpoint }) => JSON.stringify([walletId, limit, endpoint ?? null]),
+  async load(sql, keys, now) {
+    const found = await Promise.all(keys.map((key) => newestCallLogs(sql, key.walletId, { ...key, now })));
+    return new Map(keys.map((key, i) => [newestCallLogsRead.id(key), found[i]]));
+  },
+  touches: () => [],
+  evolve: (rows) => rows,
+};
 
 export async function sweepExpiredCallLogs(sql: Queryable, now: Date): Promise<number> {
   const rows = await sql`delete from call_logs where expires_at <= ${now} returning 1`;

@@ -1,6 +1,6 @@
 // Remembered answers of calls made with an Idempotency-Key, for 24 hours (CONTRACT section 1).
 import type { Queryable } from "../src/db/connect.ts";
-import type { Projection } from "./projection.ts";
+import { type Projection, rowRead } from "./projection.ts";
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
@@ -64,6 +64,22 @@ export const idempotentRepliesProjection: Projection<IdempotentReplyRow> = {
   },
   liveFilter: "expires_at > now()",
 };
+
+/** The live reply kept for an Idempotency-Key, as a ledger read (the ledger declares it itself). */
+export const idempotentReplyRead = rowRead<{ walletId: string; key: string }, IdempotentReplyRow>(
+  idempotentRepliesProjection,
+  {
+    name: "idempotent reply",
+    id: ({ walletId, key }) => JSON.stringify([walletId, key]),
+    async load(sql, keys, now) {
+      const rows = await sql<IdempotentReplyRow[]>`
+        select r.* from jsonb_to_recordset(${sql.json(keys)}) as x("walletId" text, key text)
+        join idempotent_replies r on r.wallet_id = x."walletId" and r.key = x.key
+        where r.expires_at > ${now}`;
+      return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.key]), row]));
+    },
+  },
+);
 
 export async function findIdempotentReply(
   sql: Queryable,

@@ -1,6 +1,6 @@
 // The key-value read model: the live value of each (bucket, key) with its expiry.
 import type { Queryable } from "../src/db/connect.ts";
-import type { Projection } from "./projection.ts";
+import { type Projection, rowRead } from "./projection.ts";
 
 export interface KvRow {
   wallet_id: string;
@@ -55,32 +55,26 @@ export async function readKv(
   return row?.value;
 }
 
-/** A KV entry's identity across wallets, as the ledger's batch snapshot keys it. */
-export function kvEntryKey(walletId: string, bucket: string, key: string): string {
-  return JSON.stringify([walletId, bucket, key]);
+export interface KvEntryKey {
+  walletId: string;
+  bucket: string;
+  key: string;
 }
 
-/**
- * The live values of many entries in one query: every asked key maps to its value, or to null
- * when it is missing or expired.
- */
-export async function readKvMany(
-  sql: Queryable,
-  entries: { walletId: string; bucket: string; key: string }[],
-  now: Date,
-): Promise<Map<string, string | null>> {
-  const found = new Map<string, string | null>(
-    entries.map((e) => [kvEntryKey(e.walletId, e.bucket, e.key), null]),
-  );
-  if (entries.length === 0) return found;
-  const rows = await sql<{ wallet_id: string; bucket: string; key: string; value: string }[]>`
-    select kv.wallet_id, kv.bucket, kv.key, kv.value
-    from jsonb_to_recordset(${sql.json(entries as any)}) as x("walletId" text, bucket text, key text)
-    join kv_entries kv on kv.wallet_id = x."walletId" and kv.bucket = x.bucket and kv.key = x.key
-    where kv.expires_at > ${now}`;
-  for (const row of rows) found.set(kvEntryKey(row.wallet_id, row.bucket, row.key), row.value);
-  return found;
-}
+/** A live entry as a ledger read: the entries of a whole batch are loaded in one query. */
+export const kvEntryRead = rowRead<KvEntryKey, KvRow>(kvProjection, {
+  name: "kv entry",
+  id: ({ walletId, bucket, key }) => JSON.stringify([walletId, bucket, key]),
+  async load(sql, keys, now) {
+    const rows = await sql<KvRow[]>`
+      select kv.* from jsonb_to_recordset(${
+      sql.json(keys as any)
+    }) as x("walletId" text, bucket text, key text)
+      join kv_entries kv on kv.wallet_id = x."walletId" and kv.bucket = x.bucket and kv.key = x.key
+      where kv.expires_at > ${now}`;
+    return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.bucket, row.key]), row]));
+  },
+});
 
 /** Removes expired entries; they already read as missing, this only reclaims space. */
 export async function sweepExpiredKv(sql: Queryable, now: Date): Promise<number> {

@@ -1,6 +1,5 @@
 // Confirmed payments per wallet, keyed by the provider's event id.
-import type { Queryable } from "../src/db/connect.ts";
-import type { Projection } from "./projection.ts";
+import { type Projection, rowRead } from "./projection.ts";
 
 export interface PaymentRow {
   wallet_id: string;
@@ -28,7 +27,14 @@ export const paymentsProjection: Projection<PaymentRow> = {
   },
 };
 
-export async function paymentRecorded(sql: Queryable, walletId: string, paymentId: string): Promise<boolean> {
-  const rows = await sql`select 1 from payments where wallet_id = ${walletId} and payment_id = ${paymentId}`;
-  return rows.length > 0;
-}
+/** A confirmed payment as a ledger read: what makes a replayed confirmation a no-op. */
+export const paymentRead = rowRead<{ walletId: string; paymentId: string }, PaymentRow>(paymentsProjection, {
+  name: "payment",
+  id: ({ walletId, paymentId }) => `${walletId}/${paymentId}`,
+  async load(sql, keys) {
+    const rows = await sql<PaymentRow[]>`
+      select p.* from jsonb_to_recordset(${sql.json(keys)}) as x("walletId" text, "paymentId" text)
+      join payments p on p.wallet_id = x."walletId" and p.payment_id = x."paymentId"`;
+    return new Map(rows.map((row) => [`${row.wallet_id}/${row.payment_id}`, row]));
+  },
+});

@@ -47,3 +47,36 @@ export async function applyInline<Row>(tx: Queryable, projection: Projection<Row
   const previous = projection.readsPrevious && projection.load ? await projection.load(tx, event) : undefined;
   await projection.save(tx, event, projection.evolve(previous, event));
 }
+
+/**
+ * Rows a command may declare it reads: loaded for a whole ledger batch in one statement, in the
+ * round trip that locks the wallets, and kept current with the batch's own events by the
+ * projection's fold, so a command sees what the commands before it in the batch did.
+ */
+export interface ReadKind<Key, Value> {
+  /** Names the kind in errors and groups the keys of one batch. */
+  name: string;
+  /** A key's identity: the same string for the same row, and the projection's keyOf for its events. */
+  id(key: Key): string;
+  /** The live values of many keys at once; keys without a row are left out. */
+  load(sql: Queryable, keys: Key[], now: Date): Promise<Map<string, Value>>;
+  /** The ids an event may change (pure). */
+  touches(event: StoredEvent): string[];
+  /** The value after the event (pure; undefined: no row). */
+  evolve(value: Value | undefined, event: StoredEvent): Value | undefined;
+}
+
+/** A read of one projection row, kept current by the projection's own keyOf and evolve. */
+export function rowRead<Key, Row>(
+  projection: Projection<Row>,
+  options: { name: string; id(key: Key): string; load: ReadKind<Key, Row>["load"] },
+): ReadKind<Key, Row> {
+  return {
+    ...options,
+    touches(event) {
+      const key = projection.keyOf(event);
+      return key === null ? [] : [key];
+    },
+    evolve: (row, event) => projection.evolve(row, event),
+  };
+}

@@ -4,7 +4,7 @@
 // events (each carries the plan after it) and the attempts of run deliveries (success or failure).
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
-import type { Projection } from "./projection.ts";
+import { type Projection, type ReadKind, rowRead } from "./projection.ts";
 import type { WebhookConfigData } from "./webhooks.ts";
 import { nextRunAt } from "../src/schedules/cron.ts";
 
@@ -24,8 +24,6 @@ export interface ScheduleRow {
   /** The outbox row of the last run: only its attempt tells the run's outcome. */
   last_delivery_id: string | null;
 }
-
-export type ScheduleStatus = "success" | "failure";
 
 const COLUMNS = [
   "wallet_id",
@@ -239,19 +237,38 @@ export async function findSchedule(
   return row;
 }
 
-/**
- * The schedule locked for the rest of the transaction. A run's transaction takes it before it
- * deletes its claim, the order in which a claim takes them too, so the two never deadlock.
- */
-export async function lockSchedule(
-  tx: Queryable,
-  walletId: string,
-  webhookId: string,
-): Promise<ScheduleRow | undefined> {
-  const [row] = await tx<ScheduleRow[]>`
-    select * from schedules where wallet_id = ${walletId} and webhook_id = ${webhookId} for update`;
-  return row;
+export interface ScheduleKey {
+  walletId: string;
+  webhookId: string;
 }
+
+const scheduleId = ({ walletId, webhookId }: ScheduleKey) => JSON.stringify([walletId, webhookId]);
+
+async function loadSchedules(sql: Queryable, keys: ScheduleKey[], lock: boolean) {
+  const rows = await sql<ScheduleRow[]>`
+    select s.* from jsonb_to_recordset(${sql.json(keys as never)}) as x("walletId" text, "webhookId" text)
+    join schedules s on s.wallet_id = x."walletId" and s.webhook_id = x."webhookId"
+    ${lock ? sql`for update of s` : sql``}`;
+  return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.webhook_id]), row]));
+}
+
+/** One schedule as a ledger read. */
+export const scheduleRead = rowRead<ScheduleKey, ScheduleRow>(schedulesProjection, {
+  name: "schedule",
+  id: scheduleId,
+  load: (sql, keys) => loadSchedules(sql, keys, false),
+});
+
+/**
+ * One schedule as a ledger read that locks its row for the rest of the transaction: a run's
+ * transaction takes it before it ends its claim, the order in which a claim takes them too, so the
+ * two never deadlock, and no instance claims the planned time meanwhile.
+ */
+export const lockedScheduleRead = rowRead<ScheduleKey, ScheduleRow>(schedulesProjection, {
+  name: "locked schedule",
+  id: scheduleId,
+  load: (sql, keys) => loadSchedules(sql, keys, true),
+});
 
 /** A wallet's schedules by webhook id. */
 export async function listSchedules(sql: Queryable, walletId: string): Promise<Map<string, ScheduleRow>> {
@@ -271,3 +288,24 @@ export async function walletsWithUnplannedSchedules(sql: Queryable, limit: numbe
     limit ${limit}`;
   return rows.map((row) => row.wallet_id);
 }
+
+/** All of a wallet's schedules by webhook id, as a ledger read. */
+export const walletSchedulesRead: ReadKind<string, Map<string, ScheduleRow>> = {
+  name: "wallet schedules",
+  id: (walletId) => walletId,
+  async load(sql, walletIds) {
+    const rows = await sql<ScheduleRow[]>`select * from schedules where wallet_id = any(${walletIds})`;
+    const found = new Map(walletIds.map((id) => [id, new Map<string, ScheduleRow>()]));
+    for (const row of rows) found.get(row.wallet_id)!.set(row.webhook_id, row);
+    return found;
+  },
+  touches: (event) => webhookIdOf(event) === null ? [] : [event.walletId],
+  evolve(rows, event) {
+    const next = new Map(rows);
+    const webhookId = webhookIdOf(event)!;
+    const row = evolveSchedule(next.get(webhookId), event);
+    if (row) next.set(webhookId, row);
+    else next.delete(webhookId);
+    return next;
+  },
+};

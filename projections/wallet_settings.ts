@@ -2,7 +2,7 @@
 // key alert deliveries are signed with.
 import type { Queryable } from "../src/db/connect.ts";
 import type { EventData } from "../events/catalogue.ts";
-import type { Projection } from "./projection.ts";
+import { type Projection, rowRead } from "./projection.ts";
 
 export type LowBalanceWebhook = NonNullable<EventData<"LowBalanceSettingsChanged">["webhook"]>;
 
@@ -51,3 +51,15 @@ export async function findWalletSettings(
   const [row] = await sql<WalletSettingsRow[]>`select * from wallet_settings where wallet_id = ${walletId}`;
   return row;
 }
+
+/** A wallet's alert settings as a ledger read. */
+export const walletSettingsRead = rowRead<string, WalletSettingsRow>(walletSettingsProjection, {
+  name: "wallet settings",
+  id: (walletId) => walletId,
+  async load(sql, walletIds) {
+    const rows = await sql<
+      WalletSettingsRow[]
+    >`select * from wallet_settings where wallet_id = any(${walletIds})`;
+    return new Map(rows.map((row) => [row.wallet_id, row]));
+  },
+});

@@ -15,7 +15,23 @@ export interface WalletRow {
   low_balance_threshold: number;
   /** An alert went out in the current episode: no other until the balance is back at the threshold. */
   low_balance_alerted: boolean;
+  /** Where alerts go: the settings name a webhook, an email address, or both. */
+  alert_webhook: boolean;
+  alert_email: boolean;
 }
+
+const COLUMNS = [
+  "wallet_id",
+  "balance",
+  "version",
+  "created_at",
+  "last_used_at",
+  "deactivated_at",
+  "low_balance_threshold",
+  "low_balance_alerted",
+  "alert_webhook",
+  "alert_email",
+] as const;
 
 /**
  * Calls made with the token: only these keep a wallet from deactivation (CONTRACT section 3).
@@ -34,6 +50,8 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
       deactivated_at: null,
       low_balance_threshold: 0,
       low_balance_alerted: false,
+      alert_webhook: false,
+      alert_email: false,
     };
   }
   if (!row) return undefined;
@@ -44,7 +62,11 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
     next.last_used_at = event.recordedAt;
   }
   if (event.type === "WalletDeactivated") next.deactivated_at = event.recordedAt;
-  if (event.type === "LowBalanceSettingsChanged") next.low_balance_threshold = event.data.threshold;
+  if (event.type === "LowBalanceSettingsChanged") {
+    next.low_balance_threshold = event.data.threshold;
+    next.alert_webhook = event.data.webhook !== undefined;
+    next.alert_email = event.data.email !== undefined;
+  }
   if (event.type === "LowBalanceAlerted") next.low_balance_alerted = true;
   // The episode ends once the balance is back at or above the threshold.
   else if (next.low_balance_alerted && next.balance >= next.low_balance_threshold) {
@@ -55,37 +77,19 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
 
 export const walletsProjection: Projection<WalletRow> = {
   table: "wallets",
-  columns: [
-    "wallet_id",
-    "balance",
-    "version",
-    "created_at",
-    "last_used_at",
-    "deactivated_at",
-    "low_balance_threshold",
-    "low_balance_alerted",
-  ],
+  columns: COLUMNS,
   keyColumns: ["wallet_id"],
   keyOf: (event) => event.walletId,
   evolve: evolveWallet,
   readsPrevious: true,
   async load(tx, event) {
-    const [row] = await tx<WalletRow[]>`
-      select wallet_id, balance, version, created_at, last_used_at, deactivated_at, low_balance_threshold,
-             low_balance_alerted
-      from wallets where wallet_id = ${event.walletId}`;
+    const [row] = await tx<WalletRow[]>`select ${
+      tx(COLUMNS)
+    } from wallets where wallet_id = ${event.walletId}`;
     return row;
   },
   async save(tx, _event, row) {
-    if (!row) return;
-    await tx`
-      insert into wallets (wallet_id, balance, version, created_at, last_used_at, deactivated_at,
-                           low_balance_threshold, low_balance_alerted)
-      values (${row.wallet_id}, ${row.balance}, ${row.version}, ${row.created_at}, ${row.last_used_at},
-              ${row.deactivated_at}, ${row.low_balance_threshold}, ${row.low_balance_alerted})
-      on conflict (wallet_id) do update set balance = excluded.balance, version = excluded.version,
-        last_used_at = excluded.last_used_at, deactivated_at = excluded.deactivated_at,
-        low_balance_threshold = excluded.low_balance_threshold, low_balance_alerted = excluded.low_balance_alerted`;
+    if (row) await saveWallets(tx, [row]);
   },
 };
 
@@ -94,13 +98,15 @@ export async function saveWallets(tx: Queryable, rows: WalletRow[]): Promise<voi
   if (rows.length === 0) return;
   await tx`
     insert into wallets (wallet_id, balance, version, created_at, last_used_at, deactivated_at,
-                         low_balance_threshold, low_balance_alerted)
+                         low_balance_threshold, low_balance_alerted, alert_webhook, alert_email)
     select * from jsonb_to_recordset(${tx.json(rows as any)}) as x(
       wallet_id text, balance bigint, version integer, created_at timestamptz, last_used_at timestamptz,
-      deactivated_at timestamptz, low_balance_threshold bigint, low_balance_alerted boolean)
+      deactivated_at timestamptz, low_balance_threshold bigint, low_balance_alerted boolean,
+      alert_webhook boolean, alert_email boolean)
     on conflict (wallet_id) do update set balance = excluded.balance, version = excluded.version,
       last_used_at = excluded.last_used_at, deactivated_at = excluded.deactivated_at,
-      low_balance_threshold = excluded.low_balance_threshold, low_balance_alerted = excluded.low_balance_alerted`;
+      low_balance_threshold = excluded.low_balance_threshold, low_balance_alerted = excluded.low_balance_alerted,
+      alert_webhook = excluded.alert_webhook, alert_email = excluded.alert_email`;
 }
 
 /**
@@ -110,26 +116,29 @@ export async function saveWallets(tx: Queryable, rows: WalletRow[]): Promise<voi
 export async function lockWallets(tx: Queryable, walletIds: string[]): Promise<Map<string, WalletRow>> {
   const ids = [...new Set(walletIds)].sort();
   const rows = await tx<WalletRow[]>`
-    select wallet_id, balance, version, created_at, last_used_at, deactivated_at, low_balance_threshold,
-             low_balance_alerted
-    from wallets where wallet_id = any(${ids}) order by wallet_id for update`;
+    select ${tx(COLUMNS)} from wallets where wallet_id = any(${ids}) order by wallet_id for update`;
   return new Map(rows.map((row) => [row.wallet_id, row]));
 }
 
 /** Locks the wallet row for the rest of the transaction and returns it. */
 export async function lockWallet(tx: Queryable, walletId: string): Promise<WalletRow | undefined> {
-  const [row] = await tx<WalletRow[]>`
-    select wallet_id, balance, version, created_at, last_used_at, deactivated_at, low_balance_threshold,
-             low_balance_alerted
-    from wallets where wallet_id = ${walletId} for update`;
+  const [row] = await tx<WalletRow[]>`select ${
+    tx(COLUMNS)
+  } from wallets where wallet_id = ${walletId} for update`;
   return row;
 }
 
 /** The active wallet of a token hash, or undefined (unknown or deactivated). */
 export async function findActiveWallet(sql: Queryable, walletId: string): Promise<WalletRow | undefined> {
   const [row] = await sql<WalletRow[]>`
-    select wallet_id, balance, version, created_at, last_used_at, deactivated_at, low_balance_threshold,
-             low_balance_alerted
-    from wallets where wallet_id = ${walletId} and deactivated_at is null`;
+    select ${sql(COLUMNS)} from wallets where wallet_id = ${walletId} and deactivated_at is null`;
   return row;
+}
+
+/** Wallets not used by their token since before `cutoff`, oldest first (the deactivation sweep). */
+export async function idleWallets(sql: Queryable, cutoff: Date, limit: number): Promise<string[]> {
+  const rows = await sql<{ wallet_id: string }[]>`
+    select wallet_id from wallets where deactivated_at is null and last_used_at < ${cutoff}
+    order by last_used_at limit ${limit}`;
+  return rows.map((row) => row.wallet_id);
 }

@@ -2,7 +2,7 @@
 // mailbox address. Every webhook event carries the whole configuration, so the fold is one step.
 import type { Queryable } from "../src/db/connect.ts";
 import type { EventData, StoredEvent } from "../events/catalogue.ts";
-import type { Projection } from "./projection.ts";
+import { type Projection, type ReadKind, rowRead } from "./projection.ts";
 
 export interface WebhookRow {
   wallet_id: string;
@@ -40,34 +40,6 @@ export function webhookRowOf(walletId: string, config: WebhookConfigData): Webho
     email: config.email ?? null,
     secret: config.secret,
     created_at: new Date(config.createdAt),
-  };
-}
-
-/** The configuration a row holds, as the next event about it would carry it. */
-export function webhookConfigOf(row: WebhookRow): WebhookConfigData {
-  const scheduled = row.schedule_cron !== null;
-  return {
-    webhookId: row.webhook_id,
-    url: row.url,
-    headers: row.headers,
-    ...(scheduled ? {} : {
-      ...(row.format ? { format: row.format } : {}),
-      ...(row.template ? { template: row.template } : {}),
-      options: row.options,
-      includeAttachments: row.include_attachments,
-    }),
-    ...(scheduled
-      ? {
-        schedule: {
-          cron: row.schedule_cron!,
-          timezone: row.schedule_timezone!,
-          active: row.schedule_active!,
-        },
-      }
-      : {}),
-    ...(row.email ? { email: row.email } : {}),
-    secret: row.secret,
-    createdAt: row.created_at.toISOString(),
   };
 }
 
@@ -164,13 +136,64 @@ export async function latestWebhookCreation(sql: Queryable, walletId: string): P
   return row.at ?? undefined;
 }
 
+export interface WebhookKey {
+  walletId: string;
+  webhookId: string;
+}
+
+/** One webhook as a ledger read. */
+export const webhookRead = rowRead<WebhookKey, WebhookRow>(webhooksProjection, {
+  name: "webhook",
+  id: ({ walletId, webhookId }) => JSON.stringify([walletId, webhookId]),
+  async load(sql, keys) {
+    const rows = await sql<WebhookRow[]>`
+      select h.* from jsonb_to_recordset(${sql.json(keys as any)}) as x("walletId" text, "webhookId" text)
+      join webhooks h on h.wallet_id = x."walletId" and h.webhook_id = x."webhookId"`;
+    return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.webhook_id]), row]));
+  },
+});
+
 /**
- * The mailbox webhook receiving mail at `address` (lowercase), for the SMTP receiver: only a webhook
- * in mailbox mode of an active wallet; a scheduled webhook keeps its address but takes no mail.
+ * The mailbox webhook receiving mail at `address` (lowercase) and its owner's balance, for the SMTP
+ * receiver: only a webhook in mailbox mode of an active wallet; a scheduled webhook keeps its
+ * address but takes no mail.
  */
-export async function findMailboxWebhook(sql: Queryable, address: string): Promise<WebhookRow | undefined> {
-  const [row] = await sql<WebhookRow[]>`
-    select h.* from webhooks h join wallets w on w.wallet_id = h.wallet_id
+export async function findMailbox(
+  sql: Queryable,
+  address: string,
+): Promise<{ webhook: WebhookRow; balance: number } | undefined> {
+  const [row] = await sql<(WebhookRow & { owner_balance: number })[]>`
+    select h.*, w.balance as owner_balance from webhooks h join wallets w on w.wallet_id = h.wallet_id
     where h.email = ${address.toLowerCase()} and h.schedule_cron is null and w.deactivated_at is null`;
-  return row;
+  if (!row) return undefined;
+  const { owner_balance, ...webhook } = row;
+  return { webhook, balance: owner_balance };
+}
+
+/** All of a wallet's webhooks by id, as a ledger read (counts, creation order, the list). */
+export const walletWebhooksRead: ReadKind<string, Map<string, WebhookRow>> = {
+  name: "wallet webhooks",
+  id: (walletId) => walletId,
+  async load(sql, walletIds) {
+    const rows = await sql<WebhookRow[]>`select * from webhooks where wallet_id = any(${walletIds})`;
+    const found = new Map(walletIds.map((id) => [id, new Map<string, WebhookRow>()]));
+    for (const row of rows) found.get(row.wallet_id)!.set(row.webhook_id, row);
+    return found;
+  },
+  touches: (event) => isWebhookEvent(event) ? [event.walletId] : [],
+  evolve(rows, event) {
+    const next = new Map(rows);
+    const webhookId = (event.data as { webhookId: string }).webhookId;
+    const row = webhooksProjection.evolve(next.get(webhookId), event);
+    if (row) next.set(webhookId, row);
+    else next.delete(webhookId);
+    return next;
+  },
+};
+
+/** A wallet's webhooks in creation order. */
+export function inCreationOrder(rows: Iterable<WebhookRow>): WebhookRow[] {
+  return [...rows].sort((a, b) =>
+    a.created_at.getTime() - b.created_at.getTime() || (a.webhook_id < b.webhook_id ? -1 : 1)
+  );
 }

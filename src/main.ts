@@ -2,12 +2,13 @@
 import { loadConfig } from "./config.ts";
 import { openDatabase } from "./db/connect.ts";
 import { migrate } from "./db/migrate.ts";
-import { createLedger } from "./ledger/ledger.ts";
+import { createServiceLedger } from "./service_ledger.ts";
 import { createApp } from "./http/app.ts";
 import { systemClock } from "./clock.ts";
 import { startSweeper } from "./sweeper.ts";
 import { startDeactivationSweep } from "./wallets/deactivation.ts";
-import { createAlertMailer } from "./wallets/alert_mailer.ts";
+import { createAlertMailer } from "./alerts/mailer.ts";
+import { deliveryChannels } from "./delivery_channels.ts";
 import { linkSigning } from "./webhooks/deliver.ts";
 import { ensureServiceFile } from "./attachments/store.ts";
 import { SAMPLE_ATTACHMENT } from "./attachments/sample_pdf.ts";
@@ -30,7 +31,12 @@ if (config.allowPrivateWebhooks) {
 
 const clock = systemClock;
 await ensureServiceFile(db.sql, SAMPLE_ATTACHMENT, clock.now());
-const ledger = createLedger(db.sql, clock, { maxBatch: config.ledgerMaxBatch });
+// After the commit that queued deliveries, the worker (started below) looks for the rows at once.
+const deliveryWakeUp = { wake: () => {} };
+const ledger = createServiceLedger(db.sql, clock, {
+  maxBatch: config.ledgerMaxBatch,
+  onDeliveryQueued: () => deliveryWakeUp.wake(),
+});
 const services = { sql: db.sql, ledger, clock, config };
 const app = createApp(services);
 const sweeper = startSweeper(db.sql, clock);
@@ -39,11 +45,15 @@ const deliveries = startDeliveryWorker({
   sql: db.sql,
   ledger,
   clock,
-  signing: await linkSigning(db.sql, config),
-  allowPrivate: config.allowPrivateWebhooks,
+  channels: deliveryChannels({
+    sql: db.sql,
+    signing: await linkSigning(db.sql, config),
+    allowPrivate: config.allowPrivateWebhooks,
+    mailer: createAlertMailer(config.smtpRelayUrl, config.alertEmailFrom),
+  }),
   retryScale: config.deliveryRetryScale,
-  mailer: createAlertMailer(config.smtpRelayUrl, config.alertEmailFrom),
 });
+deliveryWakeUp.wake = deliveries.wake;
 // Every instance runs it: the database decides which one handles each planned time.
 const scheduler = startScheduler({ sql: db.sql, ledger, clock });
 

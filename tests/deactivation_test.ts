@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { inProcessService } from "./helpers/in_process.ts";
 import { deactivateIdleWallets } from "../src/wallets/deactivation.ts";
 import { auditLedger } from "../src/tasks/audit.ts";
-import { findMailboxWebhook } from "../projections/webhooks.ts";
+import { findMailbox } from "../projections/webhooks.ts";
 
 const DAY = 24 * 3600 * 1000;
 
@@ -67,7 +67,7 @@ Deno.test({
           assert.equal(await count("webhooks"), 0, "its webhooks left the registry");
           assert.equal(await count("schedules"), 0, "its schedule left the scheduler's table");
           assert.equal(await count("wallet_settings"), 0, "its alert settings are gone");
-          assert.equal(await findMailboxWebhook(svc.db.sql, address), undefined, "its mailbox refuses mail");
+          assert.equal(await findMailbox(svc.db.sql, address), undefined, "its mailbox refuses mail");
           assert.equal((await svc.request("GET", "/kv/b/k", { token: idle })).status, 401);
           assert.equal(
             (await svc.request("GET", "/token", { token: active })).status,

@@ -27,7 +27,7 @@ Deno.test("email deliveries retry after about 5 s, 5 min, 30 min, 2 h, 5 h and 1
   }
   const last = verdictAfter("email", MAX_ATTEMPTS, failed(503, true), now);
   assert.deepEqual(last, { action: "abandon", reason: "gave up after 7 attempts: HTTP 503" });
-  assert.deepEqual(verdictAfter("alert", 1, failed(undefined, true), now).action, "retry");
+  assert.deepEqual(verdictAfter("alert_webhook", 1, failed(undefined, true), now).action, "retry");
 });
 
 Deno.test("success ends a delivery; final answers and scheduled runs are not retried", () => {

@@ -3,11 +3,13 @@
 import assert from "node:assert/strict";
 import { inProcessService } from "./helpers/in_process.ts";
 import { auditLedger } from "../src/tasks/audit.ts";
-import type { BilledCommand, LedgerResult } from "../src/ledger/command.ts";
-import { failure, textReply } from "../src/ledger/command.ts";
+import type { BilledCommand, DecideState, Decision, LedgerResult } from "../src/ledger/command.ts";
+import { answer, failure, type Reply, textReply } from "../src/http/reply.ts";
+import { read, type ReadSet } from "../src/ledger/reads.ts";
 import { newEvent } from "../events/catalogue.ts";
 import { sha256Hex } from "../src/ids.ts";
-import { readKv } from "../projections/kv.ts";
+import { kvEntryRead, readKv } from "../projections/kv.ts";
+import { readValue } from "../src/kv/commands.ts";
 import { auditOf, startService } from "./helpers/service.ts";
 import { newToken, walletClient } from "./helpers/client.ts";
 import { buyCredits, TEST_PAYMENT_SECRET } from "./helpers/credits.ts";
@@ -15,22 +17,37 @@ import { buyCredits, TEST_PAYMENT_SECRET } from "./helpers/credits.ts";
 const test = (name: string, fn: (t: Deno.TestContext) => Promise<void>) =>
   Deno.test({ name, sanitizeOps: false, sanitizeResources: false, fn });
 
-function command(walletId: string, decide: BilledCommand["decide"], cost = 1): BilledCommand {
+function command<R extends ReadSet>(
+  walletId: string,
+  decide: (state: DecideState<R>) => Decision<Reply>,
+  price = 1,
+  reads?: R,
+): BilledCommand<Reply, R> {
   return {
     walletId,
-    cost,
+    price,
     call: { method: "POST", path: "/test", endpoint: "kv", startedAt: performance.now() },
+    reads,
     decide,
+    unpaid: () => failure(402, "Insufficient credits"),
   };
 }
 
 const write = (walletId: string, key: string) =>
-  command(walletId, () => ({
-    reply: textReply(200, "OK"),
-    events: [newEvent("KvWritten", { bucket: "b", key, value: key, expiresAt: "2099-01-01T00:00:00.000Z" })],
-  }));
+  command(walletId, () =>
+    answer(textReply(200, "OK"), {
+      events: [
+        newEvent("KvWritten", { bucket: "b", key, value: key, expiresAt: "2099-01-01T00:00:00.000Z" }),
+      ],
+    }));
 
-const answered = (r: LedgerResult) => r.kind === "answered" ? r : assert.fail(`unexpected ${r.kind}`);
+/** A read of key `key` declared up front, answered from the batch's view of it. */
+const readKey = (walletId: string, key: string) =>
+  command(walletId, ({ reads }) => readValue(reads.entry), 1, {
+    entry: read(kvEntryRead, { walletId, bucket: "b", key }),
+  });
+
+const answered = (r: LedgerResult<Reply>) => r.kind === "answered" ? r : assert.fail(`unexpected ${r.kind}`);
 
 test("concurrent calls share transactions and keep the overdraft rule", async () => {
   const sizes: number[] = [];
@@ -38,9 +55,9 @@ test("concurrent calls share transactions and keep the overdraft rule", async ()
   try {
     const walletId = await sha256Hex(await svc.newToken());
     const results = await Promise.all(
-      Array.from({ length: 150 }, (_, i) => svc.ledger.run(write(walletId, `k${i}`))),
+      Array.from({ length: 150 }, (_, i) => svc.ledger.runBilled(write(walletId, `k${i}`))),
     );
-    const statuses = results.map((r) => answered(r).reply.status);
+    const statuses = results.map((r) => answered(r).outcome.status);
     assert.equal(statuses.filter((s) => s === 200).length, 100);
     assert.equal(statuses.filter((s) => s === 402).length, 50);
     assert.ok(Math.max(...sizes) > 1, `some batch held several calls (sizes ${sizes.join(",")})`);
@@ -58,24 +75,27 @@ test("mixed outcomes in one batch: 402, 404 and 200 side by side, on several wal
     const rich = await sha256Hex(await svc.newToken());
     const poor = await sha256Hex(await svc.newToken());
     // Drain the poor wallet to 1 credit.
-    await Promise.all(Array.from({ length: 99 }, (_, i) => svc.ledger.run(write(poor, `drain${i}`))));
+    await Promise.all(Array.from({ length: 99 }, (_, i) => svc.ledger.runBilled(write(poor, `drain${i}`))));
     sizes.length = 0;
     const results = await Promise.all([
-      svc.ledger.run(write(rich, "a")),
-      svc.ledger.run(command(poor, () => failure(404, "Key Not Found"))),
-      svc.ledger.run(write(poor, "too-late")), // the balance is 0 by now
-      svc.ledger.run(command(rich, () => failure(404, "Key Not Found"))),
-      svc.ledger.run(write(rich, "b")),
-      svc.ledger.run(command(rich, () => ({ reply: textReply(200, "free") }), 0)),
+      svc.ledger.runBilled(write(rich, "a")),
+      svc.ledger.runBilled(command(poor, () => failure(404, "Key Not Found"))),
+      svc.ledger.runBilled(write(poor, "too-late")), // the balance is 0 by now
+      svc.ledger.runBilled(command(rich, () => failure(404, "Key Not Found"))),
+      svc.ledger.runBilled(write(rich, "b")),
+      svc.ledger.runBilled(command(rich, () => answer(textReply(200, "free")), 0)),
     ]);
-    assert.deepEqual(results.map((r) => [answered(r).reply.status, answered(r).cost, answered(r).balance]), [
-      [200, 1, 99],
-      [404, 1, 0],
-      [402, 0, 0],
-      [404, 1, 98],
-      [200, 1, 97],
-      [200, 0, 97],
-    ]);
+    assert.deepEqual(
+      results.map((r) => [answered(r).outcome.status, answered(r).cost, answered(r).balance]),
+      [
+        [200, 1, 99],
+        [404, 1, 0],
+        [402, 0, 0],
+        [404, 1, 98],
+        [200, 1, 97],
+        [200, 0, 97],
+      ],
+    );
     assert.ok(sizes.some((s) => s > 1), `the six calls shared a transaction (sizes ${sizes.join(",")})`);
     assert.equal(await readKv(svc.db.sql, poor, "b", "too-late", new Date()), undefined);
     assert.equal(await readKv(svc.db.sql, rich, "b", "b", new Date()), "b");
@@ -89,17 +109,13 @@ test("a later call in a batch sees what an earlier one wrote", async () => {
   const svc = await inProcessService({}, { maxInFlight: 1 });
   try {
     const walletId = await sha256Hex(await svc.newToken());
-    const read = command(walletId, async (tx, wallet, now) => {
-      const value = await readKv(tx, wallet.wallet_id, "b", "seen", now);
-      return value === undefined ? failure(404, "Key Not Found") : { reply: textReply(200, value) };
-    });
-    const blocker = svc.ledger.run(write(walletId, "first"));
+    const blocker = svc.ledger.runBilled(write(walletId, "first"));
     const [, , seen] = await Promise.all([
       blocker,
-      svc.ledger.run(write(walletId, "seen")),
-      svc.ledger.run(read),
+      svc.ledger.runBilled(write(walletId, "seen")),
+      svc.ledger.runBilled(readKey(walletId, "seen")),
     ]);
-    assert.equal(answered(seen).reply.body, "seen");
+    assert.equal(answered(seen).outcome.body, "seen");
   } finally {
     await svc.close();
   }
@@ -114,10 +130,10 @@ test("a fault injected into a batch fails only its own command", async () => {
       throw new Error("injected fault");
     });
     const outcomes = await Promise.allSettled([
-      svc.ledger.run(write(walletId, "before")),
-      svc.ledger.run(write(walletId, "one")),
-      svc.ledger.run(faulty),
-      svc.ledger.run(write(walletId, "two")),
+      svc.ledger.runBilled(write(walletId, "before")),
+      svc.ledger.runBilled(write(walletId, "one")),
+      svc.ledger.runBilled(faulty),
+      svc.ledger.runBilled(write(walletId, "two")),
     ]);
     assert.deepEqual(outcomes.map((o) => o.status), ["fulfilled", "fulfilled", "rejected", "fulfilled"]);
     assert.match(String((outcomes[2] as PromiseRejectedResult).reason), /injected fault/);
@@ -134,34 +150,28 @@ test("a fault injected into a batch fails only its own command", async () => {
   }
 });
 
-test("prefetched reads in a batch see the batch's own earlier writes and deletes", async () => {
+test("declared reads in a batch see the batch's own earlier writes and deletes", async () => {
   const svc = await inProcessService({}, { maxInFlight: 1 });
   try {
     const walletId = await sha256Hex(await svc.newToken());
-    await svc.ledger.run(write(walletId, "gone"));
-    const read = (key: string) => ({
-      ...command(walletId, async (_tx, _wallet, _now, reads) => {
-        const value = await reads.kv("b", key);
-        return value === undefined ? failure(404, "Key Not Found") : { reply: textReply(200, value) };
-      }),
-      prefetch: { kv: { bucket: "b", key } },
-    });
-    const remove = command(walletId, () => ({
-      reply: textReply(200, "OK"),
-      events: [newEvent("KvDeleted", { bucket: "b", key: "gone" })],
-    }));
-    const blocker = svc.ledger.run(write(walletId, "first"));
+    await svc.ledger.runBilled(write(walletId, "gone"));
+    const readBack = (key: string) => readKey(walletId, key);
+    const remove = command(
+      walletId,
+      () => answer(textReply(200, "OK"), { events: [newEvent("KvDeleted", { bucket: "b", key: "gone" })] }),
+    );
+    const blocker = svc.ledger.runBilled(write(walletId, "first"));
     const results = await Promise.all([
       blocker,
-      svc.ledger.run(read("fresh")), // prefetched as missing
-      svc.ledger.run(write(walletId, "fresh")),
-      svc.ledger.run(read("fresh")), // must see the write above
-      svc.ledger.run(read("gone")), // prefetched as present
-      svc.ledger.run(remove),
-      svc.ledger.run(read("gone")), // must see the delete
+      svc.ledger.runBilled(readBack("fresh")), // prefetched as missing
+      svc.ledger.runBilled(write(walletId, "fresh")),
+      svc.ledger.runBilled(readBack("fresh")), // must see the write above
+      svc.ledger.runBilled(readBack("gone")), // prefetched as present
+      svc.ledger.runBilled(remove),
+      svc.ledger.runBilled(readBack("gone")), // must see the delete
     ]);
-    assert.deepEqual(results.slice(1).map((r) => answered(r).reply.status), [404, 200, 200, 200, 200, 404]);
-    assert.equal(answered(results[3]).reply.body, "fresh");
+    assert.deepEqual(results.slice(1).map((r) => answered(r).outcome.status), [404, 200, 200, 200, 200, 404]);
+    assert.equal(answered(results[3]).outcome.body, "fresh");
   } finally {
     await svc.close();
   }

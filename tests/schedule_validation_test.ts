@@ -52,9 +52,13 @@ async function setup() {
   const svc = await inProcessService();
   const token = await svc.newToken();
   // Three refused calls per rule cost more than the 100 welcome credits.
-  await svc.ledger.append(await sha256Hex(token), (_tx, wallet) => [
-    newEvent("CreditsGranted", { amount: 1000, balance: wallet!.balance + 1000, reason: "test" }),
-  ]);
+  await svc.ledger.appendUnbilled({
+    walletId: await sha256Hex(token),
+    decide: ({ wallet }) => ({
+      outcome: undefined,
+      events: [newEvent("CreditsGranted", { amount: 1000, balance: wallet!.balance + 1000, reason: "test" })],
+    }),
+  });
   const send = async (method: string, path: string, body: unknown) => {
     const res = await svc.request(method, path, {
       token,

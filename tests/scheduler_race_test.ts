@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { inProcessService } from "./helpers/in_process.ts";
 import { openDatabase, type Sql } from "../src/db/connect.ts";
-import { createLedger } from "../src/ledger/ledger.ts";
+import { createServiceLedger } from "../src/service_ledger.ts";
 import { handleClaim, runDueSchedules, type SchedulerOptions } from "../src/schedules/scheduler.ts";
 import { claimDueRuns } from "../src/schedules/claims.ts";
 import { sha256Hex } from "../src/ids.ts";
@@ -56,7 +56,7 @@ Deno.test({
           pools.push(db);
           sql = db.sql;
         }
-        instances.push({ sql, ledger: createLedger(sql, svc.clock), clock: svc.clock, batchSize: 7 });
+        instances.push({ sql, ledger: createServiceLedger(sql, svc.clock), clock: svc.clock, batchSize: 7 });
       }
 
       const minutes = ["2027-08-01T11:59:00.000Z", "2027-08-01T12:00:00.000Z", "2027-08-01T12:01:00.000Z"];

@@ -8,8 +8,9 @@ import { type InProcessService, inProcessService } from "./helpers/in_process.ts
 import { type ReceivedRequest, type Receiver, startReceiver } from "./helpers/receiver.ts";
 import { sha256Hex } from "../src/ids.ts";
 import { type DeliveryWorker, startDeliveryWorker } from "../src/webhooks/delivery_worker.ts";
+import { deliveryChannels } from "../src/delivery_channels.ts";
+import { adoptUnplannedSchedules } from "../src/tasks/adopt_schedules.ts";
 import {
-  adoptUnplannedSchedules,
   handleClaim,
   type PassSummary,
   runDueSchedules,
@@ -43,8 +44,11 @@ async function harness(): Promise<Harness> {
     sql: svc.db.sql,
     ledger: svc.ledger,
     clock: svc.clock,
-    signing: { serverSecret: "scheduler-test-secret-0123456789", publicUrl: "http://service" },
-    allowPrivate: true,
+    channels: deliveryChannels({
+      sql: svc.db.sql,
+      signing: { serverSecret: "scheduler-test-secret-0123456789", publicUrl: "http://service" },
+      allowPrivate: true,
+    }),
     retryScale: 1,
   });
   return { svc, receiver, worker };
@@ -394,9 +398,15 @@ Deno.test({
           assert.ok(Date.parse(view.lastRunAt) >= Date.parse("2027-02-01T12:00:00Z"));
 
           // Credits come back: the next run goes out as usual.
-          await h.svc.ledger.append(wallet.hash, (_tx, row) => [
-            newEvent("CreditsGranted", { amount: 10, balance: row!.balance + 10, reason: "test top-up" }),
-          ]);
+          await h.svc.ledger.appendUnbilled({
+            walletId: wallet.hash,
+            decide: ({ wallet: row }) => ({
+              outcome: undefined,
+              events: [
+                newEvent("CreditsGranted", { amount: 10, balance: row!.balance + 10, reason: "test top-up" }),
+              ],
+            }),
+          });
           setClock(h, "2027-02-02T12:00:00.200Z");
           assert.equal((await tick(h)).fired, 1);
           await waitForRuns(h, "broke", 1);
@@ -562,9 +572,9 @@ Deno.test({
           await h.svc.db.sql`delete from schedules where wallet_id = ${wallet.hash}`;
           const view = (await wallet.request("GET", "/webhook/legacy")).json().schedule;
           assert.equal(view.nextRunAt, "2027-05-02T09:00:00.000Z", "the view plans it without the row");
-          assert.equal(await adoptUnplannedSchedules(h.svc.db.sql, h.svc.ledger), 1);
+          assert.equal(await adoptUnplannedSchedules(h.svc.db.sql), 1);
           assert.deepEqual(await rowOf(), projected);
-          assert.equal(await adoptUnplannedSchedules(h.svc.db.sql, h.svc.ledger), 0);
+          assert.equal(await adoptUnplannedSchedules(h.svc.db.sql), 0);
           assert.equal((await wallet.request("DELETE", "/webhook/legacy")).status, 200);
         },
       );

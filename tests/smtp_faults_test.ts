@@ -6,7 +6,7 @@ import { inProcessService } from "./helpers/in_process.ts";
 import { sendMail } from "./helpers/smtp.ts";
 import { startSmtpReceiver } from "../src/email/smtp_server.ts";
 import type { Ledger } from "../src/ledger/ledger.ts";
-import type { BilledCommand } from "../src/ledger/command.ts";
+import type { BilledCommand, DecideState } from "../src/ledger/command.ts";
 import { sha256Hex } from "../src/ids.ts";
 
 type InProcess = Awaited<ReturnType<typeof inProcessService>>;
@@ -36,17 +36,21 @@ async function count(
   return row.n;
 }
 
-/** A ledger whose commands for `walletIds` fail inside the transaction, after their decide wrote. */
+/**
+ * A ledger whose commands for `walletIds` fail inside the transaction as it writes: their decision
+ * gains an outbox row the table refuses, next to the real outbox row, files and events.
+ */
 function faultyLedger(ledger: Ledger, walletIds: Set<string>): Ledger {
   return {
     ...ledger,
-    run(command: BilledCommand) {
-      if (!walletIds.has(command.walletId)) return ledger.run(command);
-      return ledger.run({
+    runBilled(command: BilledCommand<any, any>) {
+      if (!walletIds.has(command.walletId)) return ledger.runBilled(command);
+      return ledger.runBilled({
         ...command,
-        async decide(...args: Parameters<BilledCommand["decide"]>) {
-          await command.decide(...args);
-          throw new Error("Injected fault after the outbox row and attachments were written");
+        decide(state: DecideState<any>) {
+          const decision: any = command.decide(state);
+          const refused = { type: "queueDelivery", delivery: { walletId: command.walletId } };
+          return { ...decision, effects: [...(decision.effects ?? []), refused] };
         },
       });
     },

@@ -14,9 +14,14 @@ import { type Receiver, startReceiver } from "./helpers/receiver.ts";
 import { withDatabase } from "./helpers/database.ts";
 import { buyCredits, TEST_PAYMENT_SECRET } from "./helpers/credits.ts";
 import { randomId, sha256Hex } from "../src/ids.ts";
-import { textReply } from "../src/ledger/command.ts";
-import { type DeliveryContent, enqueueDelivery, type QueuedEmail } from "../src/webhooks/outbox.ts";
-import { storeAttachment } from "../src/attachments/store.ts";
+import type { Effect } from "../src/ledger/command.ts";
+import {
+  type DeliveryContent,
+  newDeliveryId,
+  newMessageId,
+  queueDelivery,
+  type QueuedEmail,
+} from "../src/webhooks/outbox.ts";
 import type { AttachmentRef } from "../src/attachments/signed_link.ts";
 import { eventually } from "./helpers/wait.ts";
 
@@ -57,7 +62,13 @@ async function email(
   const hash = await sha256Hex(client.token);
   const webhook = (await client.get(`/webhook/${webhookId}`)).json();
   const payload = queuedEmail(webhookId, webhook.email ?? "", hash, subject);
-  return { client, webhookId, content: { kind: "email", payload }, cost: attachment ? 5 : 2, attachment };
+  return {
+    client,
+    webhookId,
+    content: { kind: "email", webhookId, payload },
+    cost: attachment ? 5 : 2,
+    attachment,
+  };
 }
 
 /** Accepts every queued item in one database session, each as its own billed command. */
@@ -65,37 +76,39 @@ async function accept(svc: Service, items: Queued[]): Promise<void> {
   await withDatabase(svc, async (_db, ledger) => {
     for (const item of items) {
       const walletId = await sha256Hex(item.client.token);
-      const result = await ledger.run({
+      const content = item.content;
+      const effects: Effect[] = [];
+      if (item.attachment && content.kind === "email") {
+        const ref: AttachmentRef = {
+          owner: walletId,
+          id: randomId(24),
+          filename: "report.txt",
+          size: item.attachment.byteLength,
+          contentType: "text/plain",
+        };
+        effects.push(
+          { type: "storeAttachment", file: { walletId, ...ref, content: item.attachment } } as Effect,
+        );
+        content.payload.attachments = [ref];
+      }
+      effects.push(queueDelivery({
+        ...content,
+        id: newDeliveryId(),
         walletId,
+        messageId: newMessageId(),
         cost: item.cost,
+      }));
+      const result = await ledger.runBilled({
+        walletId,
+        price: item.cost,
         call: {
           method: "POST",
           path: `/test-harness/${item.webhookId}`,
           endpoint: "email",
           startedAt: performance.now(),
         },
-        async decide(tx, _wallet, now) {
-          const content = item.content;
-          if (item.attachment && content.kind === "email") {
-            const ref: AttachmentRef = {
-              owner: walletId,
-              id: randomId(24),
-              filename: "report.txt",
-              size: item.attachment.byteLength,
-              contentType: "text/plain",
-            };
-            await storeAttachment(tx, { walletId, ...ref, content: item.attachment }, now);
-            content.payload.attachments = [ref];
-          }
-          await enqueueDelivery(tx, {
-            walletId,
-            webhookId: item.webhookId,
-            ...content,
-            cost: item.cost,
-            now,
-          });
-          return { reply: textReply(200, "queued") };
-        },
+        decide: () => ({ outcome: "queued", log: { status: 200 }, effects }),
+        unpaid: () => ({ outcome: "refused", log: { status: 402 } }),
       });
       assert.equal(result.kind, "answered");
     }
@@ -162,6 +175,7 @@ Deno.test("deliveries: outcomes and retries", async (t) => {
       cost: 2,
       content: {
         kind: "scheduled",
+        webhookId: "scheduled",
         payload: {
           type: "scheduled_webhook_run",
           webhookId: "scheduled",

@@ -1,6 +1,8 @@
 // Stored attachments (table `attachments`): the files behind signed download links. Email
 // attachments live 7 days and are swept after; the sample file of test deliveries lives forever.
 import type { Queryable } from "../db/connect.ts";
+import type { Effect } from "../ledger/command.ts";
+import type { EffectApplier } from "../ledger/pending_writes.ts";
 
 export const ATTACHMENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
@@ -22,14 +24,28 @@ export interface NewAttachment {
   content: Uint8Array;
 }
 
-/** Stores a file for 7 days, in the caller's transaction (the one that accepts the email). */
-export async function storeAttachment(tx: Queryable, file: NewAttachment, now: Date): Promise<void> {
-  const expiresAt = new Date(now.getTime() + ATTACHMENT_RETENTION_MS);
-  await tx`
-    insert into attachments (wallet_id, id, filename, content_type, size, content, created_at, expires_at)
-    values (${file.walletId}, ${file.id}, ${file.filename}, ${file.contentType}, ${file.content.byteLength},
-            ${file.content}, ${now}, ${expiresAt})`;
+/** Stores a file for 7 days, in the transaction that accepts the email. */
+export interface StoreAttachment extends Effect {
+  type: "storeAttachment";
+  file: NewAttachment;
 }
+
+export const storeAttachments: EffectApplier<StoreAttachment> = {
+  async apply(tx, effects, now) {
+    const expiresAt = new Date(now.getTime() + ATTACHMENT_RETENTION_MS);
+    const rows = effects.map(({ file }) => ({
+      wallet_id: file.walletId,
+      id: file.id,
+      filename: file.filename,
+      content_type: file.contentType,
+      size: file.content.byteLength,
+      content: file.content,
+      created_at: now,
+      expires_at: expiresAt,
+    }));
+    await tx`insert into attachments ${tx(rows)}`;
+  },
+};
 
 interface AttachmentRow {
   wallet_id: string;

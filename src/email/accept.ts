@@ -11,28 +11,19 @@
 //   get it; its call log shows the refusal (status 402, cost 0). The RCPT check already turned
 //   away owners below 2 credits, so this is the rare case;
 // - no mailbox accepted: 452 when an owner lacked credits (worth retrying later), else 550.
-import type { Sql, Tx } from "../db/connect.ts";
+import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Clock } from "../clock.ts";
-import { type Decision, failure, INSUFFICIENT_CREDITS as NO_CREDITS, textReply } from "../ledger/command.ts";
-import type { WalletRow } from "../../projections/wallets.ts";
-import { findMailboxWebhook } from "../../projections/webhooks.ts";
-import { enqueueDelivery } from "../webhooks/outbox.ts";
-import { storeAttachment } from "../attachments/store.ts";
-import type { AttachmentRef } from "../attachments/signed_link.ts";
+import { findMailbox } from "../../projections/webhooks.ts";
+import { newDeliveryId, newMessageId } from "../webhooks/outbox.ts";
 import { randomId } from "../ids.ts";
 import { type ParsedEmail, parseEmailSafely } from "./parse.ts";
-import {
-  duplicateKey,
-  emailCost,
-  emailReceivedEvent,
-  type MailboxContext,
-  queuedEmailOf,
-} from "./payload.ts";
+import { duplicateKey } from "./payload.ts";
+import { acceptEmailCommand, refusedEmailCommand } from "./commands.ts";
 import {
   ACCEPTED,
-  INSUFFICIENT_CREDITS,
   MAILBOX_UNKNOWN,
+  NO_CREDITS_REPLY,
   refusedMessage,
   type SmtpReply,
   TEMPORARY_FAILURE,
@@ -56,11 +47,6 @@ export interface ReceivedMessage {
 
 /** What became of the mail for one recipient. */
 export type MailboxOutcome = "accepted" | "duplicate" | "unknown" | "insufficient" | "fault";
-
-/** The status the ledger's reply carries for an accepted email; internal, like the reply itself. */
-const ACCEPTED_STATUS = 250;
-const UNKNOWN_STATUS = 550;
-const REFUSED_STATUS = 554;
 
 /** Parses and accepts a message for every recipient; never throws. */
 export async function acceptMessage(services: EmailServices, message: ReceivedMessage): Promise<SmtpReply> {
@@ -97,7 +83,7 @@ export async function acceptMessage(services: EmailServices, message: ReceivedMe
 export function replyFor(outcomes: MailboxOutcome[]): SmtpReply {
   if (outcomes.includes("fault")) return TEMPORARY_FAILURE;
   if (outcomes.some((outcome) => outcome === "accepted" || outcome === "duplicate")) return ACCEPTED;
-  if (outcomes.includes("insufficient")) return INSUFFICIENT_CREDITS;
+  if (outcomes.includes("insufficient")) return NO_CREDITS_REPLY;
   return MAILBOX_UNKNOWN;
 }
 
@@ -114,87 +100,26 @@ async function acceptForMailbox(
   email: ParsedEmail,
   delivery: Delivery,
 ): Promise<MailboxOutcome> {
-  const webhook = await findMailboxWebhook(services.sql, delivery.recipient);
-  if (!webhook) return "unknown";
-  const key = delivery.deduplicate ? await duplicateKey(delivery.recipient, email.messageId) : undefined;
-  const result = await services.ledger.run({
-    walletId: webhook.wallet_id,
-    // The price as the webhook reads now; decide settles it again under the lock.
-    cost: emailCost(webhook.include_attachments, email.attachments.length),
-    call: { method: "SMTP", path: delivery.recipient, endpoint: "email", startedAt: delivery.startedAt },
-    // The fingerprint is the key itself: the same Message-ID to the same mailbox is the same mail.
-    ...(key ? { idempotency: { key, fingerprint: key } } : {}),
-    decide: (tx, wallet, now) =>
-      decideAcceptance(tx, wallet, now, { email, delivery, webhookId: webhook.webhook_id }),
-  });
-  if (result.kind === "unauthorized") return "unknown";
-  switch (result.reply.status) {
-    case ACCEPTED_STATUS:
-      return result.replayed ? "duplicate" : "accepted";
-    case 402:
-      return "insufficient";
-    case UNKNOWN_STATUS:
-      return "unknown";
-  }
-  throw new Error(`Unexpected ledger reply ${result.reply.status} for mailbox "${delivery.recipient}"`);
-}
-
-interface Acceptance {
-  email: ParsedEmail;
-  delivery: Delivery;
-  webhookId: string;
-}
-
-/** Runs under the owner's lock: the mailbox read again, the price settled, files stored, delivery queued. */
-async function decideAcceptance(
-  tx: Tx,
-  wallet: WalletRow,
-  now: Date,
-  acceptance: Acceptance,
-): Promise<Decision> {
-  const { email, delivery } = acceptance;
-  const webhook = await findMailboxWebhook(tx, delivery.recipient);
-  // Deleted, or even handed to another webhook, between RCPT and now.
-  if (!webhook || webhook.wallet_id !== wallet.wallet_id || webhook.webhook_id !== acceptance.webhookId) {
-    return { ...failure(UNKNOWN_STATUS, "Mailbox does not exist"), charge: 0 };
-  }
-  const cost = emailCost(webhook.include_attachments, email.attachments.length);
-  if (cost > wallet.balance) return { ...failure(402, NO_CREDITS), charge: 0 };
-
-  const attachments: AttachmentRef[] = [];
-  if (webhook.include_attachments) {
-    for (const file of email.attachments) {
-      const ref: AttachmentRef = {
-        owner: wallet.wallet_id,
-        id: randomId(24),
-        filename: file.filename,
-        size: file.size,
-        contentType: file.contentType,
-      };
-      await storeAttachment(tx, { walletId: wallet.wallet_id, ...ref, content: file.content }, now);
-      attachments.push(ref);
-    }
-  }
-  const mailbox: MailboxContext = {
-    webhookId: webhook.webhook_id,
+  const mailbox = await findMailbox(services.sql, delivery.recipient);
+  if (!mailbox) return "unknown";
+  const result = await services.ledger.runBilled(acceptEmailCommand({
+    email,
     recipient: delivery.recipient,
-    walletHash: wallet.wallet_id,
+    webhook: mailbox.webhook,
     receivedAt: delivery.receivedAt,
-    attachments,
-  };
-  const deliveryId = await enqueueDelivery(tx, {
-    walletId: wallet.wallet_id,
-    webhookId: webhook.webhook_id,
-    kind: "email",
-    payload: queuedEmailOf(email, mailbox),
-    cost,
-    now,
-  });
-  return {
-    reply: textReply(ACCEPTED_STATUS, "Message accepted"),
-    events: [emailReceivedEvent(email, mailbox, { deliveryId, size: delivery.size })],
-    charge: cost,
-  };
+    size: delivery.size,
+    startedAt: delivery.startedAt,
+    ...(delivery.deduplicate
+      ? { duplicateKey: await duplicateKey(delivery.recipient, email.messageId) }
+      : {}),
+    ids: {
+      deliveryId: newDeliveryId(),
+      messageId: newMessageId(),
+      attachmentIds: email.attachments.map(() => randomId(24)),
+    },
+  }));
+  if (result.kind === "unauthorized") return "unknown";
+  return result.replayed ? "duplicate" : result.outcome;
 }
 
 /**
@@ -204,14 +129,11 @@ async function decideAcceptance(
 async function logRefusal(services: EmailServices, recipients: string[], reason: string, startedAt: number) {
   await Promise.all(recipients.map(async (recipient) => {
     try {
-      const webhook = await findMailboxWebhook(services.sql, recipient);
-      if (!webhook) return;
-      await services.ledger.run({
-        walletId: webhook.wallet_id,
-        cost: 0,
-        call: { method: "SMTP", path: recipient, endpoint: "email", startedAt },
-        decide: () => ({ ...failure(REFUSED_STATUS, `Message refused: ${reason}`), charge: 0 }),
-      });
+      const mailbox = await findMailbox(services.sql, recipient);
+      if (!mailbox) return;
+      await services.ledger.runBilled(
+        refusedEmailCommand(mailbox.webhook.wallet_id, recipient, reason, startedAt),
+      );
     } catch (error) {
       logError("email refusal not logged", error);
     }

@@ -3,16 +3,9 @@
 // credits) is only known after DATA, where the real price is settled under the wallet's lock.
 import { z } from "zod";
 import type { Queryable } from "../db/connect.ts";
-import { findMailboxWebhook, type WebhookRow } from "../../projections/webhooks.ts";
-import { findActiveWallet } from "../../projections/wallets.ts";
+import { findMailbox, type WebhookRow } from "../../projections/webhooks.ts";
 import { EMAIL_COST } from "./payload.ts";
-import {
-  badAddress,
-  INSUFFICIENT_CREDITS,
-  MAILBOX_UNKNOWN,
-  notOurDomain,
-  type SmtpReply,
-} from "./smtp_reply.ts";
+import { badAddress, MAILBOX_UNKNOWN, NO_CREDITS_REPLY, notOurDomain, type SmtpReply } from "./smtp_reply.ts";
 
 /** An RCPT TO address as the mailbox table keys it: lowercase, at most 254 characters (RFC 5321). */
 export const RecipientAddress = z.string().trim().toLowerCase().max(254).regex(/^[^@\s]+@[^@\s]+$/);
@@ -33,10 +26,8 @@ export async function checkRecipient(
   if (address.slice(address.lastIndexOf("@") + 1) !== mailDomain) {
     return { ok: false, reply: notOurDomain(mailDomain) };
   }
-  const webhook = await findMailboxWebhook(sql, address);
-  if (!webhook) return { ok: false, reply: MAILBOX_UNKNOWN };
-  const wallet = await findActiveWallet(sql, webhook.wallet_id);
-  if (!wallet) return { ok: false, reply: MAILBOX_UNKNOWN };
-  if (wallet.balance < EMAIL_COST) return { ok: false, reply: INSUFFICIENT_CREDITS };
-  return { ok: true, address, webhook };
+  const mailbox = await findMailbox(sql, address);
+  if (!mailbox) return { ok: false, reply: MAILBOX_UNKNOWN };
+  if (mailbox.balance < EMAIL_COST) return { ok: false, reply: NO_CREDITS_REPLY };
+  return { ok: true, address, webhook: mailbox.webhook };
 }

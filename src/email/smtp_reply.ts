@@ -9,7 +9,7 @@ export interface SmtpReply {
 
 export const ACCEPTED: SmtpReply = { code: 250, message: "2.0.0 Message accepted" };
 export const MAILBOX_UNKNOWN: SmtpReply = { code: 550, message: "5.1.1 Mailbox does not exist" };
-export const INSUFFICIENT_CREDITS: SmtpReply = { code: 452, message: "4.2.2 Insufficient credits" };
+export const NO_CREDITS_REPLY: SmtpReply = { code: 452, message: "4.2.2 Insufficient credits" };
 /** Any fault of the service: nothing was changed (or, for a mail to several mailboxes, what was
  * accepted is recognised as a duplicate when the sender tries again). */
 export const TEMPORARY_FAILURE: SmtpReply = {

@@ -16,32 +16,20 @@ import { webhookRoutes } from "./routes/webhooks.ts";
 import { attachmentRoutes } from "./routes/attachments.ts";
 import { paymentRoutes } from "./routes/payments.ts";
 import { settingsRoutes } from "./routes/settings.ts";
-import type { LogEndpoint } from "../../projections/call_logs.ts";
 
 import { SERVICE_VERSION } from "../service_info.ts";
 import { log } from "../log.ts";
 export { SERVICE_NAME, SERVICE_VERSION } from "../service_info.ts";
 
-/** Where a rejected request is logged and what it costs: the call's own price (recharge is free). */
-function billingOf(path: string): { endpoint: LogEndpoint; cost: number } {
-  if (path.startsWith("/kv/")) return { endpoint: "kv", cost: 1 };
-  if (path.startsWith("/webhook")) return { endpoint: "webhook", cost: 1 };
-  if (path === "/recharge") return { endpoint: "token", cost: 0 };
-  return { endpoint: "token", cost: 1 };
-}
-
 export type RouteInstaller = (app: OpenAPIHono<AppEnv>) => void;
 
 export function createApp(services: Services, extraRoutes: RouteInstaller[] = []): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({
-    // Bad input after authentication is a billed 400; before it (no wallet), a plain 400.
+    // Bad input after authentication is a billed 400 at the route's price; before it, a plain 400.
     defaultHook: (result, c) => {
       if (result.success) return;
       const phrase = issuePhrase(result.error);
-      if (c.get("walletId")) {
-        const { endpoint, cost } = billingOf(c.req.path);
-        return billedFailure(c, endpoint, 400, phrase, cost);
-      }
+      if (c.get("walletId")) return billedFailure(c, 400, phrase);
       return errorResponse(c, 400, phrase);
     },
   });

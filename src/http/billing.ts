@@ -1,22 +1,39 @@
-// Runs a route's work as a billed call through the ledger and answers with the billing headers.
-import type { Context } from "hono";
+// Billed routes: each declares its price and call-log endpoint once, with `billing(...)` in its
+// middleware; `billed` runs the route's decision as a ledger command and answers with the billing
+// headers, and a request the route's validator refuses is billed at the same price.
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env.ts";
-import type { BilledCommand, Decision } from "../ledger/command.ts";
-import { failure } from "../ledger/command.ts";
+import type { BilledCommand, DecideState, Decision, Idempotency } from "../ledger/command.ts";
+import { INSUFFICIENT_CREDITS } from "../ledger/command.ts";
+import type { ReadSet } from "../ledger/reads.ts";
 import type { LogEndpoint } from "../../projections/call_logs.ts";
 import { errorResponse, renderBody, UNAUTHORIZED } from "./errors.ts";
+import { failure, type Reply } from "./reply.ts";
 import { sha256Hex } from "../ids.ts";
 import { activeWallets } from "./wallet_cache.ts";
 
-export interface BilledCall {
-  cost: number;
+/** What a route costs and where its calls are logged. */
+export interface RouteBilling {
+  price: number;
   endpoint: LogEndpoint;
-  prefetch?: BilledCommand["prefetch"];
-  decide: BilledCommand["decide"];
+}
+
+/** Declares the route's price; requireWallet comes before it. */
+export function billing(route: RouteBilling): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    c.set("billing", route);
+    await next();
+  };
+}
+
+export interface BilledCall<R extends ReadSet> {
+  reads?: R;
+  decide(state: DecideState<R>): Decision<Reply>;
 }
 
 const REPLAYABLE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,64}$/;
+const refuseUnpaid = () => failure(402, INSUFFICIENT_CREDITS);
 
 /** The request path with its query string, as the call log shows it. */
 export function loggedPath(c: Context<AppEnv>): string {
@@ -24,34 +41,49 @@ export function loggedPath(c: Context<AppEnv>): string {
   return url.pathname + url.search;
 }
 
-export async function billed(c: Context<AppEnv>, call: BilledCall): Promise<Response> {
-  const walletId = c.get("walletId");
-  if (!walletId) throw new Error("billed() needs requireWallet before it");
+async function idempotencyOf(c: Context<AppEnv>, key: string): Promise<Idempotency<Reply>> {
   const method = c.req.method;
+  const body = await c.req.text();
+  return {
+    key,
+    fingerprint: await sha256Hex(`${method}\n${loggedPath(c)}\n${body}`),
+    keep: (reply) => reply,
+    replay: (kept) => kept,
+    mismatch: () => failure(422, `Idempotency-Key "${key}" was already used for a different request`),
+  };
+}
+
+export async function billed<R extends ReadSet>(c: Context<AppEnv>, call: BilledCall<R>): Promise<Response> {
+  const walletId = c.get("walletId");
+  const route = c.get("billing");
+  if (!walletId || !route) throw new Error("billed() needs requireWallet and billing() before it");
   let decide = call.decide;
-  let idempotency: BilledCommand["idempotency"];
+  let idempotency: Idempotency<Reply> | undefined;
   const key = c.req.header("idempotency-key");
-  if (key !== undefined && REPLAYABLE_METHODS.has(method)) {
-    if (IDEMPOTENCY_KEY.test(key)) {
-      const body = await c.req.text();
-      idempotency = { key, fingerprint: await sha256Hex(`${method}\n${loggedPath(c)}\n${body}`) };
-    } else {
-      decide = () => failure(400, "Invalid Idempotency-Key: must be 1 to 64 printable characters");
-    }
+  if (key !== undefined && REPLAYABLE_METHODS.has(c.req.method)) {
+    if (IDEMPOTENCY_KEY.test(key)) idempotency = await idempotencyOf(c, key);
+    else decide = () => failure(400, "Invalid Idempotency-Key: must be 1 to 64 printable characters");
   }
-  const result = await c.get("services").ledger.run({
+  const command: BilledCommand<Reply, R> = {
     walletId,
-    cost: call.cost,
-    call: { method, path: loggedPath(c), endpoint: call.endpoint, startedAt: c.get("startedAt") },
+    price: route.price,
+    call: {
+      method: c.req.method,
+      path: loggedPath(c),
+      endpoint: route.endpoint,
+      startedAt: c.get("startedAt"),
+    },
     idempotency,
-    prefetch: call.prefetch,
+    reads: call.reads,
     decide,
-  });
+    unpaid: refuseUnpaid,
+  };
+  const result = await c.get("services").ledger.runBilled(command);
   if (result.kind === "unauthorized") {
     activeWallets.evict(walletId);
     return errorResponse(c, 401, UNAUTHORIZED);
   }
-  const { reply } = result;
+  const reply = result.outcome;
   const rendered = renderBody(c, reply.status, reply.contentType, reply.body);
   const headers: Record<string, string> = {
     "content-type": rendered.contentType,
@@ -63,13 +95,7 @@ export async function billed(c: Context<AppEnv>, call: BilledCall): Promise<Resp
 }
 
 /** A billed call that only fails: bad input after authentication is charged like any call. */
-export function billedFailure(
-  c: Context<AppEnv>,
-  endpoint: LogEndpoint,
-  status: number,
-  phrase: string,
-  cost = 1,
-): Promise<Response> {
-  const decision: Decision = failure(status, phrase);
-  return billed(c, { cost, endpoint, decide: () => decision });
+export function billedFailure(c: Context<AppEnv>, status: number, phrase: string): Promise<Response> {
+  const decision = failure(status, phrase);
+  return billed(c, { decide: () => decision });
 }

@@ -3,6 +3,7 @@ import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
+import type { RouteBilling } from "./billing.ts";
 
 export interface Services {
   sql: Sql;
@@ -19,5 +20,7 @@ export interface AppEnv {
     startedAt: number;
     /** The SHA-256 of the caller's token, set by requireWallet. */
     walletId?: string;
+    /** The route's price and call-log endpoint, set by billing(). */
+    billing?: RouteBilling;
   };
 }

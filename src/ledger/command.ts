@@ -1,28 +1,18 @@
-// The shape of a billed call as the ledger runs it, whatever its source (HTTP, SMTP, scheduler).
-import type { Tx } from "../db/connect.ts";
+// The contract between a command and the ledger. A command is data: the wallet it bills, its
+// price, its call-log fields and the reads it needs. Its decide is a pure function of the locked
+// wallet, those reads and the time; it returns the outcome in the caller's own type, what the call
+// log shows, the charge, the events and typed effects, and the ledger does the rest in one
+// transaction. decide never sees a transaction or SQL.
 import type { NewEvent } from "../../events/catalogue.ts";
 import type { LogEndpoint } from "../../projections/call_logs.ts";
 import type { WalletRow } from "../../projections/wallets.ts";
+import type { ReadSet, ReadValues } from "./reads.ts";
 
-/** What the caller is answered: an HTTP response in all but name. */
-export interface Reply {
-  status: number;
-  contentType: string;
-  body: string;
-}
+export const INSUFFICIENT_CREDITS = "Insufficient credits";
 
-/** What a command decided once it ran under the wallet's lock. */
-export interface Decision {
-  reply: Reply;
-  /** Error text for the call log when the call failed. */
-  error?: string;
-  /** Domain events to append after the debit. */
-  events?: NewEvent[];
-  /** Credits actually charged when they differ from the command's cost (never more than the balance). */
-  charge?: number;
-}
-
+/** The call-log fields of a billed call, known before it runs. */
 export interface CallMeta {
+  /** An HTTP method, or SMTP / CRON for mail and scheduled runs. */
   method: string;
   path: string;
   endpoint: LogEndpoint;
@@ -30,41 +20,98 @@ export interface CallMeta {
   startedAt: number;
 }
 
-export interface BilledCommand {
+/** What the call log shows of a call's outcome. */
+export interface CallResult {
+  status: number;
+  error?: string;
+}
+
+/**
+ * A side write the ledger applies in the command's transaction, after its events (an outbox row,
+ * a stored file, the end of a schedule claim...). Each type has one applier, registered with the
+ * ledger by the module that owns the table.
+ */
+export interface Effect {
+  type: string;
+}
+
+/** A call: charged, logged as CallBilled, with its events and effects. */
+export interface CallDecision<O> {
+  outcome: O;
+  log: CallResult;
+  /** Credits charged; default the command's price. Never more than the balance. */
+  charge?: number;
+  events?: NewEvent[];
+  effects?: Effect[];
+}
+
+/** No call happened (a claim gone stale): nothing is charged, logged or appended. */
+export interface NoCall<O> {
+  outcome: O;
+  log?: undefined;
+}
+
+export type Decision<O> = CallDecision<O> | NoCall<O>;
+
+export interface DecideState<R extends ReadSet> {
+  /** The wallet as its row lock holds it, after the batch's earlier commands. */
+  wallet: WalletRow;
+  reads: ReadValues<R>;
+  now: Date;
+}
+
+/** What an Idempotency-Key keeps of an answer for 24 hours (the IdempotentReply of CallBilled). */
+export interface KeptReply {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+export interface Idempotency<O> {
+  key: string;
+  /** The same key with another fingerprint is another request: `mismatch` answers it. */
+  fingerprint: string;
+  /** What a retry with the key is answered; undefined keeps nothing (the retry is decided anew). */
+  keep(outcome: O, log: CallResult): KeptReply | undefined;
+  replay(kept: KeptReply): O;
+  mismatch(): CallDecision<O>;
+}
+
+export interface BilledCommand<O, R extends ReadSet = ReadSet> {
   walletId: string;
-  /** Credits the call costs; a balance below it answers 402 and changes nothing. */
-  cost: number;
+  /** What the call costs; with a lower balance `unpaid` decides instead of `decide`. */
+  price: number;
   call: CallMeta;
-  idempotency?: { key: string; fingerprint: string };
-  /**
-   * A KV entry the command will read: the ledger fetches those of a whole batch in one query, in
-   * the same round trip as the wallet locks, and hands them to decide through `reads`.
-   */
-  prefetch?: { kv: { bucket: string; key: string } };
-  /** Runs under the wallet's row lock, in the ledger's transaction; reads projections, returns events. */
-  decide(tx: Tx, wallet: WalletRow, now: Date, reads: BatchReads): Promise<Decision> | Decision;
+  idempotency?: Idempotency<O>;
+  reads?: R;
+  decide(state: DecideState<R>): Decision<O>;
+  /** The decision when the balance is below the price: it charges nothing. */
+  unpaid(state: DecideState<R>): Decision<O>;
 }
 
-/** Reads that see the batch's own earlier writes; prefetched where the command asked for it. */
-export interface BatchReads {
-  kv(bucket: string, key: string): Promise<string | undefined>;
+/** Events appended to a wallet outside a billed call: payments, sweeps, delivery results. */
+export interface UnbilledCommand<O, R extends ReadSet = ReadSet> {
+  walletId: string;
+  reads?: R;
+  /** `wallet` is undefined for a wallet that does not exist yet, or never will. */
+  decide(state: Omit<DecideState<R>, "wallet"> & { wallet: WalletRow | undefined }): {
+    outcome: O;
+    events?: NewEvent[];
+    effects?: Effect[];
+  };
 }
 
-export type LedgerResult =
+export type LedgerResult<O> =
   | { kind: "unauthorized" }
-  | { kind: "answered"; reply: Reply; cost: number; balance: number; replayed: boolean };
+  | { kind: "answered"; outcome: O; cost: number; balance: number; replayed: boolean };
 
-export const INSUFFICIENT_CREDITS = "Insufficient credits";
-
-export function textReply(status: number, body: string): Reply {
-  return { status, contentType: "text/plain; charset=utf-8", body };
-}
-
-export function jsonReply(status: number, value: unknown): Reply {
-  return { status, contentType: "application/json", body: JSON.stringify(value) };
-}
-
-/** A failed call: the reply is the error phrase, which the call log records too. */
-export function failure(status: number, phrase: string, events?: NewEvent[]): Decision {
-  return { reply: textReply(status, phrase), error: phrase, events };
+/**
+ * A rule every debit passes through, plugged in by the feature that owns it (the low-balance
+ * alert): pure, from the wallet before the debit and the debit itself.
+ */
+export interface DebitRule {
+  afterDebit(
+    wallet: WalletRow,
+    debit: { charge: number; balance: number; now: Date },
+  ): { events?: NewEvent[]; effects?: Effect[] } | undefined;
 }

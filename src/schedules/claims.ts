@@ -3,6 +3,9 @@
 // settled by the run's own transaction, under the wallet's lock (see scheduler.ts).
 import type { Queryable, Sql } from "../db/connect.ts";
 import { randomId } from "../ids.ts";
+import type { ReadKind } from "../../projections/projection.ts";
+import type { Effect } from "../ledger/command.ts";
+import type { EffectApplier } from "../ledger/pending_writes.ts";
 
 export interface ScheduleClaim {
   walletId: string;
@@ -48,15 +51,46 @@ export async function claimDueRuns(
   }));
 }
 
-/** Inside the run's transaction: ends the claim. False when it is no longer this instance's. */
-export async function takeClaim(tx: Queryable, claim: ScheduleClaim): Promise<boolean> {
-  const rows = await tx`
-    delete from schedule_claims
-    where wallet_id = ${claim.walletId} and webhook_id = ${claim.webhookId} and planned_at = ${claim.plannedAt}
-      and claim_token = ${claim.token}
-    returning 1`;
-  return rows.length === 1;
+const claimId = (claim: ScheduleClaim) =>
+  JSON.stringify([claim.walletId, claim.webhookId, claim.plannedAt.toISOString(), claim.token]);
+
+/** Whether the claim is still this instance's (a ledger read; the run's schedule lock keeps it so). */
+export const claimHeldRead: ReadKind<ScheduleClaim, true> = {
+  name: "schedule claim",
+  id: claimId,
+  async load(sql, claims) {
+    const keys = claims.map((c) => ({ w: c.walletId, h: c.webhookId, p: c.plannedAt, t: c.token }));
+    const rows = await sql<
+      { wallet_id: string; webhook_id: string; planned_at: Date; claim_token: string }[]
+    >`
+      select c.wallet_id, c.webhook_id, c.planned_at, c.claim_token
+      from jsonb_to_recordset(${sql.json(keys as never)}) as x(w text, h text, p timestamptz, t text)
+      join schedule_claims c on c.wallet_id = x.w and c.webhook_id = x.h and c.planned_at = x.p and c.claim_token = x.t`;
+    return new Map(rows.map((r) => [
+      claimId({
+        walletId: r.wallet_id,
+        webhookId: r.webhook_id,
+        plannedAt: r.planned_at,
+        token: r.claim_token,
+      }),
+      true as const,
+    ]));
+  },
+  touches: () => [],
+  evolve: (held) => held,
+};
+
+/** The run's transaction ends the claim it handled. */
+export interface EndScheduleClaim extends Effect {
+  type: "endScheduleClaim";
+  claim: ScheduleClaim;
 }
+
+export const endScheduleClaims: EffectApplier<EndScheduleClaim> = {
+  async apply(tx, effects) {
+    for (const { claim } of effects) await releaseClaim(tx, claim);
+  },
+};
 
 /** Gives a claim up when its run did not happen, so the planned time is free again at once. */
 export async function releaseClaim(sql: Queryable, claim: ScheduleClaim): Promise<void> {

@@ -8,31 +8,16 @@
 // plans a time at or before one dealt with). Every change to a schedule row happens under its
 // wallet's lock, so two transactions for P are serialized and the second finds P gone. Claims only
 // keep instances from doing that work twice.
-import type { Sql, Tx } from "../db/connect.ts";
+import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Clock } from "../clock.ts";
-import { type Decision, failure, INSUFFICIENT_CREDITS, textReply } from "../ledger/command.ts";
-import { newEvent } from "../../events/catalogue.ts";
-import { readWalletEvents } from "../../events/store.ts";
-import {
-  foldSchedules,
-  insertScheduleIfMissing,
-  lockSchedule,
-  type ScheduleRow,
-  walletsWithUnplannedSchedules,
-} from "../../projections/schedules.ts";
-import { enqueueDelivery } from "../webhooks/outbox.ts";
-import { claimDueRuns, releaseClaim, type ScheduleClaim, sweepExpiredClaims, takeClaim } from "./claims.ts";
-import {
-  isMissed,
-  missedPhrase,
-  nextAfterRun,
-  planAfterMiss,
-  RUN_COST,
-  runMessageId,
-  scheduledRunPayload,
-} from "./plan.ts";
+import { newDeliveryId } from "../webhooks/outbox.ts";
+import { claimDueRuns, releaseClaim, type ScheduleClaim, sweepExpiredClaims } from "./claims.ts";
+import { fireRunCommand, type RunOutcome, skipMissedRunsCommand } from "./commands.ts";
+import { isMissed } from "./plan.ts";
 import { logError } from "../log.ts";
+
+export type { RunOutcome };
 
 export interface SchedulerOptions {
   sql: Sql;
@@ -51,7 +36,6 @@ export interface Scheduler {
   stop(): Promise<void>;
 }
 
-export type RunOutcome = "fired" | "refused" | "skipped" | "lost" | "failed";
 export type PassSummary = Record<RunOutcome, number>;
 
 export const DEFAULT_POLL_MS = 500;
@@ -62,34 +46,20 @@ const MAX_BATCHES_PER_PASS = 50;
 const CLAIM_SWEEP_MS = 10 * 60 * 1000;
 /** Claims that expired this long ago belong to schedules that have moved on. */
 const STALE_CLAIM_MS = 60 * 60 * 1000;
-const ADOPT_LIMIT = 1000;
-const RUN_METHOD = "CRON";
-
-/** A claim that turned out stale in the run's transaction: the schedule changed, moved on or went. */
-export class ClaimLostError extends Error {
-  constructor(claim: ScheduleClaim) {
-    super(`Run of "${claim.webhookId}" planned at ${claim.plannedAt.toISOString()} is no longer due`);
-    this.name = "ClaimLostError";
-  }
-}
 
 export function startScheduler(options: SchedulerOptions): Scheduler {
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
   let stopping = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let pass: Promise<void> | undefined;
-  let lastSweep = 0;
-  let adopted = false;
+  let lastSweep = -Infinity;
 
   async function work() {
-    if (!adopted) {
-      await adoptUnplannedSchedules(options.sql, options.ledger);
-      adopted = true;
-    }
     await runDueSchedules(options);
-    if (Date.now() - lastSweep > CLAIM_SWEEP_MS) {
-      lastSweep = Date.now();
-      await sweepExpiredClaims(options.sql, new Date(options.clock.now().getTime() - STALE_CLAIM_MS));
+    const now = options.clock.now().getTime();
+    if (now - lastSweep > CLAIM_SWEEP_MS) {
+      lastSweep = now;
+      await sweepExpiredClaims(options.sql, new Date(now - STALE_CLAIM_MS));
     }
   }
 
@@ -139,110 +109,20 @@ export async function handleClaim(
   claimedAt: Date,
 ): Promise<RunOutcome> {
   try {
-    if (isMissed(claim.plannedAt, claimedAt)) return await skipMissedRuns(options.ledger, claim);
-    return await fireRun(options.ledger, claim);
+    const outcome = isMissed(claim.plannedAt, claimedAt)
+      ? await options.ledger.appendUnbilled(skipMissedRunsCommand(claim))
+      : await runBilled(options.ledger, claim);
+    // A run that did not happen frees the planned time at once rather than after the lease.
+    if (outcome === "lost") await releaseClaim(options.sql, claim).catch(() => {});
+    return outcome;
   } catch (error) {
-    if (error instanceof ClaimLostError) {
-      await releaseClaim(options.sql, claim).catch(() => {});
-      return "lost";
-    }
     // The claim stays until its lease runs out, then the planned time is tried again.
     logError("scheduled run failed", error, { webhookId: claim.webhookId, plannedAt: claim.plannedAt });
     return "failed";
   }
 }
 
-/**
- * The schedule under the run's transaction when the claim still stands: the schedule exists and is
- * active, its next run is the claimed one, and the claim is this instance's (now ended).
- */
-async function heldSchedule(tx: Tx, claim: ScheduleClaim): Promise<ScheduleRow | undefined> {
-  const schedule = await lockSchedule(tx, claim.walletId, claim.webhookId);
-  const held = await takeClaim(tx, claim);
-  const due = schedule?.active && schedule.next_run_at?.getTime() === claim.plannedAt.getTime();
-  return held && due ? schedule : undefined;
-}
-
-/** A run at its planned time (or late within the grace period): one billed ledger command. */
-async function fireRun(ledger: Ledger, claim: ScheduleClaim): Promise<RunOutcome> {
-  const { walletId, webhookId, plannedAt } = claim;
-  const result = await ledger.run({
-    walletId,
-    // Cost 0 so that decide runs on an empty wallet too: the refusal must move the schedule on in
-    // the same transaction. decide charges the run itself.
-    cost: 0,
-    call: { method: RUN_METHOD, path: webhookId, endpoint: "webhook-delivery", startedAt: performance.now() },
-    async decide(tx, wallet, now): Promise<Decision> {
-      const schedule = await heldSchedule(tx, claim);
-      // Thrown, not answered: a run that does not happen leaves no call-log entry.
-      if (!schedule) throw new ClaimLostError(claim);
-      const next = nextAfterRun(schedule, plannedAt);
-      const run = {
-        webhookId,
-        plannedAt: plannedAt.toISOString(),
-        executedAt: now.toISOString(),
-        nextRunAt: next?.toISOString() ?? null,
-      };
-      if (wallet.balance < RUN_COST) {
-        return {
-          ...failure(402, INSUFFICIENT_CREDITS),
-          charge: 0,
-          events: [newEvent("ScheduleRunFailed", { ...run, error: INSUFFICIENT_CREDITS })],
-        };
-      }
-      const deliveryId = await enqueueDelivery(tx, {
-        walletId,
-        webhookId,
-        kind: "scheduled",
-        payload: scheduledRunPayload(webhookId, { plannedAt, executedAt: now, walletHash: wallet.wallet_id }),
-        cost: RUN_COST,
-        now,
-        messageId: runMessageId(webhookId, plannedAt),
-      });
-      return {
-        reply: textReply(200, "Run fired"),
-        charge: RUN_COST,
-        events: [newEvent("ScheduleFired", { ...run, deliveryId })],
-      };
-    },
-  });
-  if (result.kind === "unauthorized") throw new ClaimLostError(claim);
-  return result.reply.status === 402 ? "refused" : "fired";
-}
-
-/** Runs missed by more than the grace period: recorded, not charged, not a call. */
-async function skipMissedRuns(ledger: Ledger, claim: ScheduleClaim): Promise<RunOutcome> {
-  const events = await ledger.append(claim.walletId, async (tx, wallet, now) => {
-    if (!wallet || wallet.deactivated_at) return [];
-    const schedule = await heldSchedule(tx, claim);
-    if (!schedule) return [];
-    const plan = planAfterMiss(schedule, now);
-    return [newEvent("ScheduleRunsSkipped", {
-      webhookId: claim.webhookId,
-      firstPlannedAt: claim.plannedAt.toISOString(),
-      missedBefore: plan.missedBefore.toISOString(),
-      error: missedPhrase(claim.plannedAt, plan.missedBefore),
-      nextRunAt: plan.nextRunAt?.toISOString() ?? null,
-    })];
-  });
-  if (events.length === 0) throw new ClaimLostError(claim);
-  return "skipped";
-}
-
-/**
- * Webhooks scheduled before the schedule model existed have no row in it: their rows are rebuilt
- * from the wallet's log, as a replay builds them, under the wallet's lock. Their plans start at
- * their configuration time, so runs missed since are skipped as after any downtime.
- */
-export async function adoptUnplannedSchedules(sql: Sql, ledger: Ledger): Promise<number> {
-  const wallets = await walletsWithUnplannedSchedules(sql, ADOPT_LIMIT);
-  for (const walletId of wallets) {
-    await ledger.append(walletId, async (tx) => {
-      for (const row of foldSchedules(await readWalletEvents(tx, walletId)).values()) {
-        await insertScheduleIfMissing(tx, row);
-      }
-      return [];
-    });
-  }
-  return wallets.length;
+async function runBilled(ledger: Ledger, claim: ScheduleClaim): Promise<RunOutcome> {
+  const result = await ledger.runBilled(fireRunCommand(claim, newDeliveryId()));
+  return result.kind === "unauthorized" ? "lost" : result.outcome;
 }

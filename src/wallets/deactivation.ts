@@ -3,8 +3,10 @@
 // The ledger events stay, so the audit still adds up.
 import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
+import type { UnbilledCommand } from "../ledger/command.ts";
 import type { Clock } from "../clock.ts";
 import { newEvent } from "../../events/catalogue.ts";
+import { idleWallets } from "../../projections/wallets.ts";
 import { type PeriodicJob, startPeriodic } from "../periodic.ts";
 
 export const SWEEP_BATCH = 500;
@@ -17,25 +19,29 @@ export function inactivityCutoff(now: Date): Date {
   return cutoff;
 }
 
+/** Deactivates the wallet if it is still idle under its lock: a call may have used it since the query. */
+export function deactivateCommand(walletId: string): UnbilledCommand<boolean> {
+  return {
+    walletId,
+    decide({ wallet, now }) {
+      if (!wallet || wallet.deactivated_at || wallet.last_used_at >= inactivityCutoff(now)) {
+        return { outcome: false };
+      }
+      return {
+        outcome: true,
+        events: [newEvent("WalletDeactivated", { lastUsedAt: wallet.last_used_at.toISOString() })],
+      };
+    },
+  };
+}
+
 /** Deactivates every wallet idle since before the cutoff; returns how many. */
 export async function deactivateIdleWallets(sql: Sql, ledger: Ledger, clock: Clock): Promise<number> {
   let total = 0;
   while (true) {
-    const cutoff = inactivityCutoff(clock.now());
-    const idle = await sql<{ wallet_id: string }[]>`
-      select wallet_id from wallets
-      where deactivated_at is null and last_used_at < ${cutoff}
-      order by last_used_at limit ${SWEEP_BATCH}`;
-    for (const { wallet_id } of idle) {
-      // Checked again under the wallet's lock: a call may have used it since the query.
-      const events = await ledger.append(
-        wallet_id,
-        (_tx, wallet, now) =>
-          wallet && !wallet.deactivated_at && wallet.last_used_at < inactivityCutoff(now)
-            ? [newEvent("WalletDeactivated", { lastUsedAt: wallet.last_used_at.toISOString() })]
-            : [],
-      );
-      total += events.length;
+    const idle = await idleWallets(sql, inactivityCutoff(clock.now()), SWEEP_BATCH);
+    for (const walletId of idle) {
+      if (await ledger.appendUnbilled(deactivateCommand(walletId))) total++;
     }
     if (idle.length < SWEEP_BATCH) return total;
   }

@@ -1,83 +1,98 @@
-// The delivery outbox (table `webhook_deliveries`): what must still be POSTed to a webhook. A row is
-// written in the same transaction as the fact that causes it (an accepted email, a fired run), so a
-// delivery survives any crash after the commit; workers claim due rows with a lease.
+// The delivery outbox (table `webhook_deliveries`): what must still be sent. A row is written by the
+// `queueDelivery` effect in the transaction of the fact that causes it (an accepted email, a fired
+// run, a low-balance alert), so a delivery survives any crash after the commit; workers claim due
+// rows with a lease, and the attempt's result moves or removes the row in its own transaction.
 import type { Queryable, Sql } from "../db/connect.ts";
+import type { ReadKind } from "../../projections/projection.ts";
+import type { Effect } from "../ledger/command.ts";
+import type { EffectApplier } from "../ledger/pending_writes.ts";
 import type { EmailPayload, ScheduledRunPayload } from "./payloads.ts";
 import type { AttachmentRef } from "../attachments/signed_link.ts";
 import { randomId } from "../ids.ts";
 
-export type DeliveryKind = "email" | "scheduled" | "alert";
+/** Email and scheduled deliveries go to a webhook; alerts to the wallet's alert webhook or email. */
+export type DeliveryKind = "email" | "scheduled" | "alert_webhook" | "alert_email";
 
 /** An email as queued: attachments are references, their links are signed at each attempt. */
 export type QueuedEmail = Omit<EmailPayload, "attachments"> & { attachments: AttachmentRef[] };
 
-/** What is delivered: the kind decides the retry policy and how the body is rendered. */
+/** What is delivered: the kind decides the target, the retry policy and how the body is rendered. */
 export type DeliveryContent =
   /** Rendered through the webhook's format at each attempt. */
-  | { kind: "email"; payload: QueuedEmail }
+  | { kind: "email"; webhookId: string; payload: QueuedEmail }
   /** Sent as is, once: the next run comes instead of a retry. */
-  | { kind: "scheduled"; payload: ScheduledRunPayload }
-  /** Any JSON notice of the service (such as a low balance), sent as is, retried like email. */
-  | { kind: "alert"; payload: Record<string, unknown> };
+  | { kind: "scheduled"; webhookId: string; payload: ScheduledRunPayload }
+  /** A notice of the service to the wallet's alert target, retried like email. */
+  | { kind: "alert_webhook" | "alert_email"; webhookId?: undefined; payload: Record<string, unknown> };
 
-export type DeliveryRequest = DeliveryContent & {
+export type NewDelivery = DeliveryContent & {
+  /** `dlv_` + random: the outbox row. */
+  id: string;
   walletId: string;
-  webhookId: string;
+  /** The `webhook-id` header, the same on every attempt. A run's is derived from its planned time. */
+  messageId: string;
   /** Credits the cause was charged (2 or 5 for an email, 2 for a run); shown on the first attempt's log entry. */
   cost: number;
-  /** The transaction's time; the first attempt is due at once. */
-  now: Date;
-  /** The `webhook-id` header; default a fresh `msg_...`. A run passes one derived from its planned time. */
-  messageId?: string;
 };
 
-export type ClaimedDelivery = DeliveryContent & {
-  walletId: string;
-  id: string;
-  webhookId: string;
-  messageId: string;
-  cost: number;
+export type ClaimedDelivery = NewDelivery & {
   /** Attempts made before this claim. */
   attempts: number;
   claimToken: string;
 };
 
-const wakeListeners = new Set<() => void>();
-
-/** Calls `listener` whenever this process enqueues a delivery; returns the unsubscribe function. */
-export function onDeliveryEnqueued(listener: () => void): () => void {
-  wakeListeners.add(listener);
-  return () => wakeListeners.delete(listener);
+export function newDeliveryId(): string {
+  return `dlv_${randomId(24)}`;
 }
 
-/**
- * Queues a delivery inside the caller's transaction (a ledger `decide`, or any transaction that
- * appends the causing event) and returns its id. Nothing is sent before that transaction commits.
- */
-export async function enqueueDelivery(tx: Queryable, request: DeliveryRequest): Promise<string> {
-  const id = `dlv_${randomId(24)}`;
-  const messageId = request.messageId ?? `msg_${randomId(24)}`;
+export function newMessageId(): string {
+  return `msg_${randomId(24)}`;
+}
+
+export interface QueueDelivery extends Effect {
+  type: "queueDelivery";
+  delivery: NewDelivery;
+}
+
+export function queueDelivery(delivery: NewDelivery): QueueDelivery {
   // The id is signed as "id.timestamp.body": a "." would make the signed content ambiguous.
-  if (!/^[A-Za-z0-9_-]{1,100}$/.test(messageId)) {
-    throw new Error(`Invalid delivery message id "${messageId}"`);
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(delivery.messageId)) {
+    throw new Error(`Invalid delivery message id "${delivery.messageId}"`);
   }
-  if (!Number.isInteger(request.cost) || request.cost < 0) {
-    throw new Error(`Invalid delivery cost ${request.cost}`);
+  if (!Number.isInteger(delivery.cost) || delivery.cost < 0) {
+    throw new Error(`Invalid delivery cost ${delivery.cost}`);
   }
-  await tx`
-    insert into webhook_deliveries (wallet_id, id, webhook_id, kind, payload, message_id, cost, next_attempt_at,
-                                    created_at)
-    values (${request.walletId}, ${id}, ${request.webhookId}, ${request.kind},
-            ${tx.json(request.payload as never)}, ${messageId}, ${request.cost}, ${request.now},
-            ${request.now})`;
-  for (const listener of wakeListeners) listener();
-  return id;
+  return { type: "queueDelivery", delivery };
+}
+
+/** Inserts the queued rows, first attempt due at once; `onQueued` hears of them after the commit. */
+export function queueDeliveries(onQueued: () => void = () => {}): EffectApplier<QueueDelivery> {
+  return {
+    async apply(tx, effects, now) {
+      const rows = effects.map(({ delivery: d }) => ({
+        wallet_id: d.walletId,
+        id: d.id,
+        webhook_id: d.webhookId ?? null,
+        kind: d.kind,
+        payload: d.payload,
+        message_id: d.messageId,
+        cost: d.cost,
+      }));
+      await tx`
+        insert into webhook_deliveries (wallet_id, id, webhook_id, kind, payload, message_id, cost, next_attempt_at,
+                                        created_at)
+        select x.wallet_id, x.id, x.webhook_id, x.kind, x.payload, x.message_id, x.cost, ${now}, ${now}
+        from jsonb_to_recordset(${tx.json(rows as never)}) as x(
+          wallet_id text, id text, webhook_id text, kind text, payload jsonb, message_id text, cost integer)`;
+    },
+    afterCommit: () => onQueued(),
+  };
 }
 
 interface DeliveryRow {
   wallet_id: string;
   id: string;
-  webhook_id: string;
+  webhook_id: string | null;
   kind: DeliveryKind;
   payload: unknown;
   message_id: string;
@@ -112,8 +127,8 @@ export async function claimDueDeliveries(
     ({
       walletId: row.wallet_id,
       id: row.id,
-      webhookId: row.webhook_id,
       kind: row.kind,
+      ...(row.webhook_id === null ? {} : { webhookId: row.webhook_id }),
       payload: row.payload,
       messageId: row.message_id,
       cost: row.cost,
@@ -123,35 +138,61 @@ export async function claimDueDeliveries(
   );
 }
 
+export interface ClaimKey {
+  walletId: string;
+  id: string;
+  claimToken: string;
+}
+
 /**
- * After a failed attempt that will be retried: counts it and sets the next due time. False when the
- * claim was lost (the lease ran out and another instance took the row), which then owns it.
+ * Whether a claim still holds its row, locked for the rest of the attempt's transaction; false when
+ * the lease ran out and another instance took the row, which then owns it.
  */
-export async function rescheduleDelivery(
-  tx: Queryable,
-  delivery: ClaimedDelivery,
-  nextAttemptAt: Date,
-): Promise<boolean> {
-  const rows = await tx`
-    update webhook_deliveries
-    set attempts = attempts + 1, next_attempt_at = ${nextAttemptAt}, locked_until = null, claim_token = null
-    where wallet_id = ${delivery.walletId} and id = ${delivery.id} and claim_token = ${delivery.claimToken}
-    returning 1`;
-  return rows.length === 1;
+export const deliveryClaimRead: ReadKind<ClaimKey, true> = {
+  name: "delivery claim",
+  id: ({ walletId, id, claimToken }) => JSON.stringify([walletId, id, claimToken]),
+  async load(sql: Queryable, keys) {
+    const rows = await sql<ClaimKey[]>`
+      select d.wallet_id as "walletId", d.id, d.claim_token as "claimToken"
+      from jsonb_to_recordset(${sql.json(keys as never)}) as x("walletId" text, id text, "claimToken" text)
+      join webhook_deliveries d on d.wallet_id = x."walletId" and d.id = x.id and d.claim_token = x."claimToken"
+      for update of d`;
+    return new Map(rows.map((key) => [deliveryClaimRead.id(key), true as const]));
+  },
+  touches: () => [],
+  evolve: (held) => held,
+};
+
+/** After a failed attempt that will be retried: counts it and sets the next due time. */
+export interface RescheduleDelivery extends Effect {
+  type: "rescheduleDelivery";
+  claim: ClaimKey;
+  at: Date;
 }
 
-/** After success or giving up: the delivery leaves the outbox. False when the claim was lost. */
-export async function completeDelivery(tx: Queryable, delivery: ClaimedDelivery): Promise<boolean> {
-  const rows = await tx`
-    delete from webhook_deliveries
-    where wallet_id = ${delivery.walletId} and id = ${delivery.id} and claim_token = ${delivery.claimToken}
-    returning 1`;
-  return rows.length === 1;
+/** After success or giving up: the delivery leaves the outbox. */
+export interface CompleteDelivery extends Effect {
+  type: "completeDelivery";
+  claim: ClaimKey;
 }
 
-/** Hands a claimed row back untouched, so it is due again at once (used on shutdown). */
-export async function releaseDelivery(sql: Queryable, delivery: ClaimedDelivery): Promise<void> {
-  await sql`
-    update webhook_deliveries set locked_until = null, claim_token = null
-    where wallet_id = ${delivery.walletId} and id = ${delivery.id} and claim_token = ${delivery.claimToken}`;
-}
+export const rescheduleDeliveries: EffectApplier<RescheduleDelivery> = {
+  async apply(tx, effects) {
+    for (const { claim, at } of effects) {
+      await tx`
+        update webhook_deliveries
+        set attempts = attempts + 1, next_attempt_at = ${at}, locked_until = null, claim_token = null
+        where wallet_id = ${claim.walletId} and id = ${claim.id} and claim_token = ${claim.claimToken}`;
+    }
+  },
+};
+
+export const completeDeliveries: EffectApplier<CompleteDelivery> = {
+  async apply(tx, effects) {
+    for (const { claim } of effects) {
+      await tx`
+        delete from webhook_deliveries
+        where wallet_id = ${claim.walletId} and id = ${claim.id} and claim_token = ${claim.claimToken}`;
+    }
+  },
+};

@@ -6,6 +6,7 @@ import { mailboxFieldIn, type PatchWebhookInput, type WebhookSettings } from "./
 import type { EmailFormat } from "./payloads.ts";
 import { nextRunAt } from "../schedules/cron.ts";
 import type { ScheduleRow } from "../../projections/schedules.ts";
+import { redactHeaders, redactOptions } from "./redaction.ts";
 
 /** Fresh values a change may need: a mailbox address and a signing secret. */
 export interface Fresh {
@@ -141,22 +142,6 @@ export function patchedSettings(row: WebhookRow, patch: PatchWebhookInput): Webh
 
 function definedFields<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-// routing_key and anything that looks like a credential by its name (CONTRACT section 6).
-const SENSITIVE_OPTION = /key|token|secret/i;
-export const REDACTED = "***";
-
-/** Header values never leave in clear. */
-export function redactHeaders(headers: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.keys(headers).map((name) => [name, REDACTED]));
-}
-
-/** Options that look like credentials by their name leave as `***`. */
-export function redactOptions(options: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(options).map(([name, value]) => [name, SENSITIVE_OPTION.test(name) ? REDACTED : value]),
-  );
 }
 
 export interface ViewOptions {

@@ -1,5 +1,5 @@
 // When a failed delivery is tried again (CONTRACT section 8). Pure: the caller passes the time.
-import type { PostResult } from "./http_post.ts";
+import type { AttemptResult } from "./delivery_channel.ts";
 import type { DeliveryKind } from "./outbox.ts";
 
 const SECOND = 1000;
@@ -17,14 +17,14 @@ export type Verdict =
 
 /**
  * What follows attempt number `attempt` (1-based) of a delivery of `kind`. Email and alert deliveries
- * retry network errors, timeouts, 408, 429 and 5xx (postJson's `retryable`); any other answer is
+ * retry network errors, timeouts, 408, 429 and 5xx (the result's `retryable`); any other answer is
  * final. A scheduled run is never retried: its next run comes instead. `scale` shortens the waits
  * (DELIVERY_RETRY_SCALE, for tests).
  */
 export function verdictAfter(
   kind: DeliveryKind,
   attempt: number,
-  result: PostResult,
+  result: AttemptResult,
   now: Date,
   scale = 1,
 ): Verdict {

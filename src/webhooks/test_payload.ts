@@ -42,8 +42,12 @@ export function testScheduledRun(webhook: WebhookRow, context: TestPayloadContex
 }
 
 /** What a test sends to `webhook`, by its mode. */
-export function testDelivery(webhook: WebhookRow, context: TestPayloadContext): DeliveryContent {
+export function testDelivery(
+  webhook: WebhookRow,
+  context: TestPayloadContext,
+): Extract<DeliveryContent, { kind: "email" | "scheduled" }> {
+  const webhookId = webhook.webhook_id;
   return webhook.schedule_cron !== null
-    ? { kind: "scheduled", payload: testScheduledRun(webhook, context) }
-    : { kind: "email", payload: testEmail(webhook, context) };
+    ? { kind: "scheduled", webhookId, payload: testScheduledRun(webhook, context) }
+    : { kind: "email", webhookId, payload: testEmail(webhook, context) };
 }

@@ -2,7 +2,8 @@
 // delivery the way the email receiver will. The embedded database belongs to one process, so on it
 // the service is stopped for the work and started again after; Postgres is opened alongside.
 import { type Database, openDatabase } from "../../src/db/connect.ts";
-import { createLedger, type Ledger } from "../../src/ledger/ledger.ts";
+import type { Ledger } from "../../src/ledger/ledger.ts";
+import { createServiceLedger } from "../../src/service_ledger.ts";
 import { systemClock } from "../../src/clock.ts";
 import type { Service } from "./service.ts";
 
@@ -11,7 +12,7 @@ export async function withDatabase<T>(service: Service, work: (db: Database, led
   if (!databaseUrl) await service.stop();
   const db = await openDatabase({ databaseUrl, dataDir, maxConnections: 2 });
   try {
-    return await work(db, createLedger(db.sql, systemClock));
+    return await work(db, createServiceLedger(db.sql, systemClock));
   } finally {
     await db.close();
     if (!databaseUrl) await service.start();

@@ -2,7 +2,8 @@
 // depends on time (expiry, deactivation). Requests go straight to the app, no network.
 import { type Database, openDatabase } from "../../src/db/connect.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { createLedger, type Ledger, type LedgerOptions } from "../../src/ledger/ledger.ts";
+import type { Ledger } from "../../src/ledger/ledger.ts";
+import { createServiceLedger, type ServiceLedgerOptions } from "../../src/service_ledger.ts";
 import { offsetClock } from "../../src/clock.ts";
 import { parseConfig } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
@@ -25,7 +26,7 @@ let addresses = 0;
 
 export async function inProcessService(
   env: Record<string, string> = {},
-  ledgerOptions: LedgerOptions = {},
+  ledgerOptions: ServiceLedgerOptions = {},
 ): Promise<InProcessService> {
   const database = await freshDatabase();
   const config = parseConfig({
@@ -39,7 +40,7 @@ export async function inProcessService(
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(db.sql);
   const clock = offsetClock();
-  const ledger = createLedger(db.sql, clock, ledgerOptions);
+  const ledger = createServiceLedger(db.sql, clock, ledgerOptions);
   const app = createApp({ sql: db.sql, ledger, clock, config });
 
   async function request(

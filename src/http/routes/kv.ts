@@ -1,16 +1,18 @@
 // GET, POST and DELETE /kv/{bucket}/{key}: 1 credit each (spec 4.1, CONTRACT section 5).
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
-import { billed, billedFailure } from "../billing.ts";
+import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
-import { failure, textReply } from "../../ledger/command.ts";
-import { newEvent } from "../../../events/catalogue.ts";
 import { BILLING_NOTE, ERROR_RESPONSES, serve, textOk, textResponse, TokenHeader } from "../openapi.ts";
 import { parseWith } from "../validation.ts";
+import { read } from "../../ledger/reads.ts";
+import { kvEntryRead } from "../../../projections/kv.ts";
+import { deleteValue, MAX_TTL_SECONDS, readValue, writeValue } from "../../kv/commands.ts";
 
-export const MAX_TTL_SECONDS = 2_592_000;
+export { MAX_TTL_SECONDS };
 const MAX_VALUE_CHARS = 1000;
-const KV_COST = 1;
+const KV: RouteBilling = { price: 1, endpoint: "kv" };
 
 function kvName(field: string) {
   return z.string()
@@ -42,14 +44,13 @@ export const KvValue = z.string()
   .openapi({ description: "Any text, at most 1000 characters" });
 
 const request = { params: KvPath, headers: TokenHeader };
-const KEY_NOT_FOUND = "Key Not Found";
 
 const getKv = createRoute({
   method: "get",
   path: "/kv/{bucket}/{key}",
   summary: "Read a value",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(KV)] as const,
   request,
   responses: { ...textOk("The stored value"), ...ERROR_RESPONSES, 404: textResponse("`Key Not Found`") },
 });
@@ -59,7 +60,7 @@ const postKv = createRoute({
   path: "/kv/{bucket}/{key}",
   summary: "Write a value",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(KV)] as const,
   request: {
     ...request,
     query: KvWriteQuery,
@@ -73,57 +74,33 @@ const deleteKv = createRoute({
   path: "/kv/{bucket}/{key}",
   summary: "Delete a value",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(KV)] as const,
   request,
   responses: { ...textOk("`OK`"), ...ERROR_RESPONSES, 404: textResponse("`Key Not Found`") },
 });
 
 export function kvRoutes(app: OpenAPIHono<AppEnv>) {
+  const entryOf = (c: Context<AppEnv>, bucket: string, key: string) => ({
+    entry: read(kvEntryRead, { walletId: c.get("walletId")!, bucket, key }),
+  });
+
   serve(app, getKv, (c) => {
     const { bucket, key } = c.req.valid("param");
-    return billed(c, {
-      cost: KV_COST,
-      endpoint: "kv",
-      prefetch: { kv: { bucket, key } },
-      async decide(_tx, _wallet, _now, reads) {
-        const value = await reads.kv(bucket, key);
-        return value === undefined ? failure(404, KEY_NOT_FOUND) : { reply: textReply(200, value) };
-      },
-    });
+    return billed(c, { reads: entryOf(c, bucket, key), decide: ({ reads }) => readValue(reads.entry) });
   });
 
   serve(app, postKv, async (c) => {
     const { bucket, key } = c.req.valid("param");
     const { ttl } = c.req.valid("query");
     const value = parseWith(KvValue, await c.req.text(), "value");
-    if (!value.ok) return billedFailure(c, "kv", 400, value.phrase);
-    const seconds = ttl === undefined || Number(ttl) === 0 ? MAX_TTL_SECONDS : Number(ttl);
-    return billed(c, {
-      cost: KV_COST,
-      endpoint: "kv",
-      decide: (_tx, _wallet, now) => ({
-        reply: textReply(200, "OK"),
-        events: [newEvent("KvWritten", {
-          bucket,
-          key,
-          value: value.value,
-          expiresAt: new Date(now.getTime() + seconds * 1000).toISOString(),
-        })],
-      }),
-    });
+    if (!value.ok) return billedFailure(c, 400, value.phrase);
+    const write = { bucket, key, value: value.value, ttlSeconds: Number(ttl ?? 0) };
+    return billed(c, { decide: ({ now }) => writeValue(write, now) });
   });
 
   serve(app, deleteKv, (c) => {
     const { bucket, key } = c.req.valid("param");
-    return billed(c, {
-      cost: KV_COST,
-      endpoint: "kv",
-      prefetch: { kv: { bucket, key } },
-      async decide(_tx, _wallet, _now, reads) {
-        if (await reads.kv(bucket, key) === undefined) return failure(404, KEY_NOT_FOUND);
-        return { reply: textReply(200, "OK"), events: [newEvent("KvDeleted", { bucket, key })] };
-      },
-    });
+    return billed(c, { reads: entryOf(c, bucket, key), decide: ({ reads }) => deleteValue(reads.entry) });
   });
 
   // Paths with the wrong number of segments (an empty name, or a "/" in the key) are bad input,
@@ -132,7 +109,8 @@ export function kvRoutes(app: OpenAPIHono<AppEnv>) {
     ["GET", "POST", "DELETE"],
     "/kv/*",
     requireWallet,
-    (c) => billedFailure(c, "kv", 400, shapeProblem(c.req.path)),
+    billing(KV),
+    (c) => billedFailure(c, 400, shapeProblem(c.req.path)),
   );
 }
 

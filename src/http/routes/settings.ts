@@ -2,20 +2,19 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { z as zod } from "zod";
 import type { AppEnv } from "../env.ts";
-import { billed, billedFailure } from "../billing.ts";
+import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
-import { jsonReply, textReply } from "../../ledger/command.ts";
-import { newEvent } from "../../../events/catalogue.ts";
-import { findWalletSettings, type LowBalanceWebhook } from "../../../projections/wallet_settings.ts";
+import { type LowBalanceWebhook, walletSettingsRead } from "../../../projections/wallet_settings.ts";
+import { read } from "../../ledger/reads.ts";
+import { changeSettings, settingsView } from "../../alerts/settings.ts";
 import { BILLING_NOTE, ERROR_RESPONSES, jsonOk, serve, textOk, TokenHeader } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
 import { checkMailbox, Format, HeaderMap, OptionMap, Template, Url } from "../../webhooks/config_schema.ts";
 import { checkWebhookUrl } from "../../webhooks/url_safety.ts";
-import { redactHeaders, redactOptions } from "../../webhooks/registry.ts";
 import { newWebhookSecret } from "../../webhooks/signature.ts";
 import type { EmailFormat } from "../../webhooks/payloads.ts";
 
-const SETTINGS_COST = 1;
+const SETTINGS: RouteBilling = { price: 1, endpoint: "token" };
 
 export const LowBalanceWebhookInput = zod.strictObject({
   url: Url,
@@ -53,7 +52,7 @@ const getSettings = createRoute({
   path: "/token/settings",
   summary: "Low-balance alert settings",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(SETTINGS)] as const,
   request: { headers: TokenHeader },
   responses: {
     ...jsonOk("The settings; header values and sensitive options redacted", SettingsView),
@@ -67,7 +66,7 @@ const putSettings = createRoute({
   summary: "Replace the low-balance alert settings",
   description: "An alert goes out once per episode when a debit leaves the balance below the threshold " +
     "(0 turns alerts off). " + BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(SETTINGS)] as const,
   request: { headers: TokenHeader, body: documentedJson(SettingsInput, "The whole configuration") },
   responses: { ...textOk("`OK`"), ...ERROR_RESPONSES },
 });
@@ -101,58 +100,31 @@ function webhookOf(input: zod.infer<typeof LowBalanceWebhookInput>): LowBalanceW
 }
 
 export function settingsRoutes(app: OpenAPIHono<AppEnv>) {
+  const settingsOf = (walletId: string) => ({ settings: read(walletSettingsRead, walletId) });
+
   serve(app, getSettings, (c) =>
     billed(c, {
-      cost: SETTINGS_COST,
-      endpoint: "token",
-      async decide(tx, wallet) {
-        const settings = await findWalletSettings(tx, wallet.wallet_id);
-        const webhook = settings?.low_balance_webhook;
-        return {
-          reply: jsonReply(200, {
-            low_balance_threshold: settings?.low_balance_threshold ?? 0,
-            ...(webhook
-              ? {
-                low_balance_webhook: {
-                  url: webhook.url,
-                  headers: redactHeaders(webhook.headers),
-                  ...(webhook.format ? { format: webhook.format } : {}),
-                  ...(webhook.template ? { template: webhook.template } : {}),
-                  options: redactOptions(webhook.options),
-                  secret: settings!.alert_secret,
-                },
-              }
-              : {}),
-            ...(settings?.low_balance_email ? { low_balance_email: settings.low_balance_email } : {}),
-          }),
-        };
-      },
+      reads: settingsOf(c.get("walletId")!),
+      decide: ({ reads }) => settingsView(reads.settings),
     }));
 
   serve(app, putSettings, async (c) => {
     const input = await readJsonBody(c, SettingsInput);
-    if (!input.ok) return billedFailure(c, "token", 400, input.phrase);
+    if (!input.ok) return billedFailure(c, 400, input.phrase);
     const { low_balance_threshold = 0, low_balance_webhook, low_balance_email } = input.value;
     if (low_balance_webhook) {
       const problem = checkWebhook(low_balance_webhook, c.get("services").config.allowPrivateWebhooks);
-      if (problem) return billedFailure(c, "token", 400, problem);
+      if (problem) return billedFailure(c, 400, problem);
     }
+    const change = {
+      threshold: low_balance_threshold,
+      ...(low_balance_webhook ? { webhook: webhookOf(low_balance_webhook) } : {}),
+      ...(low_balance_email ? { email: low_balance_email } : {}),
+    };
+    const freshSecret = newWebhookSecret();
     return billed(c, {
-      cost: SETTINGS_COST,
-      endpoint: "token",
-      async decide(tx, wallet) {
-        const current = await findWalletSettings(tx, wallet.wallet_id);
-        return {
-          reply: textReply(200, "OK"),
-          events: [newEvent("LowBalanceSettingsChanged", {
-            threshold: low_balance_threshold,
-            ...(low_balance_webhook ? { webhook: webhookOf(low_balance_webhook) } : {}),
-            ...(low_balance_email ? { email: low_balance_email } : {}),
-            // The signing key stays across changes, so receivers keep verifying.
-            secret: current?.alert_secret ?? newWebhookSecret(),
-          })],
-        };
-      },
+      reads: settingsOf(c.get("walletId")!),
+      decide: ({ reads }) => changeSettings(change, reads.settings, freshSecret),
     });
   });
 }

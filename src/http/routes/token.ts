@@ -1,12 +1,13 @@
 // POST /token, GET /token, GET /recharge and GET /token/logs (spec 4.2, CONTRACT sections 2-4).
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
-import { billed } from "../billing.ts";
+import { billed, billing, type RouteBilling } from "../billing.ts";
 import { clientIp, requireWallet } from "../middleware.ts";
 import { errorResponse } from "../errors.ts";
-import { jsonReply, textReply } from "../../ledger/command.ts";
-import { openWallet } from "../../ledger/open_wallet.ts";
-import { LOG_ENDPOINTS, newestCallLogs } from "../../../projections/call_logs.ts";
+import { openWallet } from "../../wallets/open_wallet.ts";
+import { LOG_ENDPOINTS, newestCallLogsRead } from "../../../projections/call_logs.ts";
+import { read } from "../../ledger/reads.ts";
+import { callLogPage, rechargeLink, walletInfo } from "../../wallets/commands.ts";
 import {
   BILLING_NOTE,
   ERROR_RESPONSES,
@@ -17,6 +18,9 @@ import {
   TokenHeader,
 } from "../openapi.ts";
 import { parseWith } from "../validation.ts";
+
+const TOKEN: RouteBilling = { price: 1, endpoint: "token" };
+const RECHARGE: RouteBilling = { price: 0, endpoint: "token" };
 
 export const NewTokenForm = z.object({
   token: z.literal("new", { error: 'must be "new"' }).openapi({ example: "new" }),
@@ -80,7 +84,7 @@ const getToken = createRoute({
   path: "/token",
   summary: "Wallet balance, creation time and hash",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(TOKEN)] as const,
   request: { headers: TokenHeader },
   responses: { ...jsonOk("The wallet", WalletInfo), ...ERROR_RESPONSES },
 });
@@ -90,7 +94,7 @@ const recharge = createRoute({
   path: "/recharge",
   summary: "Payment link for a recharge tier",
   description: "Free: X-Cost is 0.",
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(RECHARGE)] as const,
   request: { headers: TokenHeader, query: RechargeQuery },
   responses: { ...textOk("The checkout link with the token as client_reference_id"), ...ERROR_RESPONSES },
 });
@@ -100,7 +104,7 @@ const logs = createRoute({
   path: "/token/logs",
   summary: "Newest call log entries",
   description: "Costs 1 credit per entry returned. " + BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(TOKEN)] as const,
   request: { headers: TokenHeader, query: LogsQuery },
   responses: {
     ...jsonOk("Entries, newest first", z.object({ logs: z.array(LogEntry), n: z.number().int() })),
@@ -121,62 +125,32 @@ export function tokenRoutes(app: OpenAPIHono<AppEnv>) {
       : Object.fromEntries(new URLSearchParams(await c.req.text()));
     const parsed = parseWith(NewTokenForm, form);
     if (!parsed.ok) return errorResponse(c, 400, parsed.phrase);
-    const { sql, clock } = c.get("services");
-    const opened = await openWallet(sql, clock, clientIp(c));
+    const opened = await openWallet(c.get("services").ledger, clientIp(c));
     if (!opened.ok) {
       return errorResponse(c, 429, "Too Many Requests", { "retry-after": String(opened.retryAfterSeconds) });
     }
     return c.text(opened.token, 200);
   });
 
-  serve(app, getToken, (c) =>
-    billed(c, {
-      cost: 1,
-      endpoint: "token",
-      decide: (_tx, wallet) => ({
-        reply: jsonReply(200, {
-          wallet: wallet.balance - 1,
-          created: wallet.created_at.toISOString(),
-          hash: wallet.wallet_id,
-        }),
-      }),
-    }));
+  serve(app, getToken, (c) => billed(c, { decide: ({ wallet }) => walletInfo(wallet, TOKEN.price) }));
 
   serve(app, recharge, (c) => {
     const { amount = "1" } = c.req.valid("query");
-    const link = new URL(c.get("services").config.rechargeLinks[amount]);
-    link.searchParams.set("client_reference_id", c.req.header("x-token")!.trim());
-    return billed(c, {
-      cost: 0,
-      endpoint: "token",
-      decide: () => ({ reply: textReply(200, link.toString()) }),
-    });
+    const link = c.get("services").config.rechargeLinks[amount];
+    const token = c.req.header("x-token")!.trim();
+    return billed(c, { decide: () => rechargeLink(link, token) });
   });
 
   serve(app, logs, (c) => {
     const { n = "5", type } = c.req.valid("query");
+    const newest = read(newestCallLogsRead, {
+      walletId: c.get("walletId")!,
+      limit: Number(n),
+      endpoint: type,
+    });
     return billed(c, {
-      cost: 1,
-      endpoint: "token",
-      async decide(tx, wallet, now) {
-        // One credit per entry returned: never more entries than the balance pays for.
-        const limit = Math.min(Number(n), wallet.balance);
-        const rows = await newestCallLogs(tx, wallet.wallet_id, { limit, endpoint: type, now });
-        const entries = rows.map((r) => ({
-          id: r.id,
-          method: r.method,
-          path: r.path,
-          endpoint: r.endpoint,
-          status_code: r.status_code,
-          response_time_ms: r.response_time_ms,
-          ...(r.error ? { error: r.error } : {}),
-          timestamp: r.at.toISOString(),
-          expiration: r.expires_at.toISOString(),
-          cost: r.cost,
-          balance: r.balance,
-        }));
-        return { reply: jsonReply(200, { logs: entries, n: entries.length }), charge: entries.length };
-      },
+      reads: { newest },
+      decide: ({ wallet, reads }) => callLogPage(wallet, reads.newest ?? []),
     });
   });
 }

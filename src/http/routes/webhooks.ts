@@ -4,20 +4,21 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
-import { billed, billedFailure } from "../billing.ts";
+import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
-import { type Decision, failure, jsonReply, textReply } from "../../ledger/command.ts";
+import { answer, failure, jsonReply, type Reply, textReply } from "../reply.ts";
+import type { CallDecision, DecideState } from "../../ledger/command.ts";
+import { read } from "../../ledger/reads.ts";
 import { newEvent } from "../../../events/catalogue.ts";
 import {
-  countWebhooks,
-  findWebhook,
-  latestWebhookCreation,
-  listWebhooks,
+  inCreationOrder,
+  walletWebhooksRead,
   type WebhookConfigData,
   webhookRowOf,
 } from "../../../projections/webhooks.ts";
 import { findActiveWallet } from "../../../projections/wallets.ts";
-import { findSchedule, listSchedules, scheduleAfterConfig } from "../../../projections/schedules.ts";
+import { findWebhook } from "../../../projections/webhooks.ts";
+import { scheduleAfterConfig, walletSchedulesRead } from "../../../projections/schedules.ts";
 import { findIdempotentReply } from "../../../projections/idempotent_replies.ts";
 import {
   checkSettings,
@@ -37,7 +38,7 @@ import {
   replacedWebhookConfig,
   webhookView,
 } from "../../webhooks/registry.ts";
-import { linkSigning, postToWebhook, renderDeliveryBody } from "../../webhooks/deliver.ts";
+import { linkSigning, renderDeliveryBody, signedPost } from "../../webhooks/deliver.ts";
 import { testDelivery } from "../../webhooks/test_payload.ts";
 import { newWebhookSecret } from "../../webhooks/signature.ts";
 import { randomId, randomLowerId } from "../../ids.ts";
@@ -52,13 +53,12 @@ import {
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
 import type { Config } from "../../config.ts";
-import type { Tx } from "../../db/connect.ts";
 import { describeError } from "../../log.ts";
 
-const WEBHOOK_COST = 1;
+const WEBHOOK: RouteBilling = { price: 1, endpoint: "webhook" };
+
 const WEBHOOK_NOT_FOUND = "Webhook not found";
 const NOT_ATTEMPTED = "webhook call failed: not attempted, please retry";
-/** Far above any valid configuration (20 headers, a 2 KB template, 10 options). */
 /** Random characters of a mailbox name: `r_` + 24 of [a-z0-9], about 124 bits. */
 const MAILBOX_RANDOM_CHARS = 24;
 
@@ -101,7 +101,7 @@ const createWebhook = createRoute({
   path: "/webhook",
   summary: "Create a webhook (or, without webhookId, create or replace `default`)",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: { headers: TokenHeader, body: documentedJson(CreateWebhookInput, "The configuration") },
   responses: {
     ...jsonOk("The webhook, with its signing secret when created", WebhookObject),
@@ -115,7 +115,7 @@ const listRoute = createRoute({
   path: "/webhook",
   summary: "All webhooks, in creation order",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: { headers: TokenHeader },
   responses: {
     ...jsonOk("The webhooks", z.object({ webhooks: z.array(WebhookObject) })),
@@ -128,7 +128,7 @@ const deleteDefault = createRoute({
   path: "/webhook",
   summary: "Delete the `default` webhook (single-webhook clients)",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: { headers: TokenHeader },
   responses: { ...textOk("`OK`"), ...ERROR_RESPONSES, ...notFound },
 });
@@ -138,7 +138,7 @@ const testDefault = createRoute({
   path: "/webhook/test",
   summary: "Send a test payload to the `default` webhook (single-webhook clients)",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: { headers: TokenHeader },
   responses: {
     ...jsonOk("The outcome, 200 also when delivery failed", TestResult),
@@ -152,7 +152,7 @@ const getRoute = createRoute({
   path: "/webhook/{webhookId}",
   summary: "One webhook",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: { headers: TokenHeader, params: WebhookIdParam },
   responses: { ...jsonOk("The webhook", WebhookObject), ...ERROR_RESPONSES, ...notFound },
 });
@@ -162,7 +162,7 @@ const putRoute = createRoute({
   path: "/webhook/{webhookId}",
   summary: "Replace a webhook's whole configuration",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: {
     headers: TokenHeader,
     params: WebhookIdParam,
@@ -176,7 +176,7 @@ const patchRoute = createRoute({
   path: "/webhook/{webhookId}",
   summary: "Change some fields of a webhook",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: {
     headers: TokenHeader,
     params: WebhookIdParam,
@@ -193,7 +193,7 @@ const deleteRoute = createRoute({
   path: "/webhook/{webhookId}",
   summary: "Delete a webhook",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: { headers: TokenHeader, params: WebhookIdParam },
   responses: { ...textOk("`OK`"), ...ERROR_RESPONSES, ...notFound },
 });
@@ -203,7 +203,7 @@ const testRoute = createRoute({
   path: "/webhook/{webhookId}/test",
   summary: "Send a test payload once, synchronously",
   description: BILLING_NOTE,
-  middleware: [requireWallet] as const,
+  middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: { headers: TokenHeader, params: WebhookIdParam },
   responses: {
     ...jsonOk("The outcome, 200 also when delivery failed", TestResult),
@@ -214,26 +214,33 @@ const testRoute = createRoute({
 
 type Ctx = Context<AppEnv>;
 
+function walletReads(walletId: string) {
+  return {
+    webhooks: read(walletWebhooksRead, walletId),
+    schedules: read(walletSchedulesRead, walletId),
+  };
+}
+type WalletReads = ReturnType<typeof walletReads>;
+type WebhookState = DecideState<WalletReads>;
+
 export function webhookRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, createWebhook, (c) => create(c));
   serve(app, listRoute, (c) =>
-    webhookCall(c, async (tx, walletId, now) => {
-      const rows = await listWebhooks(tx, walletId);
-      const schedules = await listSchedules(tx, walletId);
-      const views = rows.map((row) =>
-        webhookView(row, { hash: walletId, now, schedule: schedules.get(row.webhook_id) })
+    webhookCall(c, ({ wallet, reads, now }) => {
+      const views = inCreationOrder(reads.webhooks?.values() ?? []).map((row) =>
+        webhookView(row, { hash: wallet.wallet_id, now, schedule: reads.schedules?.get(row.webhook_id) })
       );
-      return { reply: jsonReply(200, { webhooks: views }) };
+      return answer(jsonReply(200, { webhooks: views }));
     }));
   serve(app, deleteDefault, (c) => remove(c, DEFAULT_WEBHOOK_ID));
   serve(app, testDefault, (c) => sendTest(c, DEFAULT_WEBHOOK_ID));
   serve(app, getRoute, (c) => {
     const { webhookId } = c.req.valid("param");
-    return webhookCall(c, async (tx, walletId, now) => {
-      const row = await findWebhook(tx, walletId, webhookId);
+    return webhookCall(c, ({ wallet, reads, now }) => {
+      const row = reads.webhooks?.get(webhookId);
       if (!row) return failure(404, WEBHOOK_NOT_FOUND);
-      const schedule = await findSchedule(tx, walletId, webhookId);
-      return { reply: jsonReply(200, webhookView(row, { hash: walletId, now, schedule })) };
+      const schedule = reads.schedules?.get(webhookId);
+      return answer(jsonReply(200, webhookView(row, { hash: wallet.wallet_id, now, schedule })));
     });
   });
   serve(app, putRoute, (c) => replace(c, c.req.valid("param").webhookId));
@@ -242,44 +249,36 @@ export function webhookRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, testRoute, (c) => sendTest(c, c.req.valid("param").webhookId));
 }
 
-/** A billed webhook call whose decision needs only the wallet id and the time. */
-function webhookCall(
-  c: Ctx,
-  decide: (tx: Tx, walletId: string, now: Date) => Promise<Decision> | Decision,
-): Promise<Response> {
-  return billed(c, {
-    cost: WEBHOOK_COST,
-    endpoint: "webhook",
-    decide: (tx, wallet, now) => decide(tx, wallet.wallet_id, now),
-  });
+/** A billed webhook call that decides from the wallet's webhooks and schedules. */
+function webhookCall(c: Ctx, decide: (state: WebhookState) => CallDecision<Reply>): Promise<Response> {
+  return billed(c, { reads: walletReads(c.get("walletId")!), decide });
 }
 
+/** Fresh values a change may need, drawn before the decision so it stays pure. */
 function fresh(config: Config): Fresh {
-  return {
-    mailboxAddress: () => `r_${randomLowerId(MAILBOX_RANDOM_CHARS)}@${config.mailDomain}`,
-    secret: newWebhookSecret,
-  };
+  const mailboxAddress = `r_${randomLowerId(MAILBOX_RANDOM_CHARS)}@${config.mailDomain}`;
+  const secret = newWebhookSecret();
+  return { mailboxAddress: () => mailboxAddress, secret: () => secret };
 }
 
 /** The answer to a configuration change: the webhook as it now is, and the event that makes it so. */
-async function changed(
-  tx: Tx,
-  walletId: string,
+function changed(
+  state: WebhookState,
   type: "WebhookCreated" | "WebhookUpdated",
   next: WebhookConfigData,
-  now: Date,
-): Promise<Decision> {
+): CallDecision<Reply> {
+  const walletId = state.wallet.wallet_id;
   // The schedule as the event will leave it, folded the way the schedule model folds it.
-  const previous = await findSchedule(tx, walletId, next.webhookId);
+  const previous = state.reads.schedules?.get(next.webhookId);
   const created = type === "WebhookCreated";
-  const schedule = scheduleAfterConfig(previous, walletId, next, { at: now, created });
+  const schedule = scheduleAfterConfig(previous, walletId, next, { at: state.now, created });
   const view = webhookView(webhookRowOf(walletId, next), {
     hash: walletId,
-    now,
+    now: state.now,
     includeSecret: created,
     schedule,
   });
-  return { reply: jsonReply(200, view), events: [newEvent(type, next)] };
+  return answer(jsonReply(200, view), { events: [newEvent(type, next)] });
 }
 
 /** Settings that pass every rule, or the 400 phrase. */
@@ -291,61 +290,61 @@ function checked(c: Ctx, settings: WebhookSettings | string): WebhookSettings | 
 
 async function create(c: Ctx): Promise<Response> {
   const input = await readJsonBody(c, CreateWebhookInput);
-  if (!input.ok) return billedFailure(c, "webhook", 400, input.phrase);
+  if (!input.ok) return billedFailure(c, 400, input.phrase);
   const settings = checked(c, settingsFromInput(input.value));
-  if (typeof settings === "string") return billedFailure(c, "webhook", 400, settings);
+  if (typeof settings === "string") return billedFailure(c, 400, settings);
   const explicitId = input.value.webhookId;
   const webhookId = explicitId ?? DEFAULT_WEBHOOK_ID;
   const make = fresh(c.get("services").config);
-  return webhookCall(c, async (tx, walletId, now) => {
-    const existing = await findWebhook(tx, walletId, webhookId);
+  return webhookCall(c, (state) => {
+    const webhooks = state.reads.webhooks ?? new Map();
+    const existing = webhooks.get(webhookId);
     if (existing) {
       // Single-webhook clients send no webhookId: for them POST is an upsert of `default`.
       if (explicitId !== undefined) return failure(409, `Webhook "${webhookId}" already exists`);
-      return changed(tx, walletId, "WebhookUpdated", replacedWebhookConfig(existing, settings, make), now);
+      return changed(state, "WebhookUpdated", replacedWebhookConfig(existing, settings, make));
     }
-    if (await countWebhooks(tx, walletId) >= MAX_WEBHOOKS_PER_WALLET) {
+    if (webhooks.size >= MAX_WEBHOOKS_PER_WALLET) {
       return failure(400, `Too many webhooks: at most ${MAX_WEBHOOKS_PER_WALLET} per wallet`);
     }
     // Creation times order the list; under the wallet lock, one past the newest keeps them distinct.
-    const newest = await latestWebhookCreation(tx, walletId);
-    const createdAt = newest && newest >= now ? new Date(newest.getTime() + 1) : now;
-    const config = newWebhookConfig(webhookId, settings, createdAt, make);
-    return changed(tx, walletId, "WebhookCreated", config, now);
+    const newest = Math.max(-Infinity, ...[...webhooks.values()].map((row) => row.created_at.getTime()));
+    const createdAt = newest >= state.now.getTime() ? new Date(newest + 1) : state.now;
+    return changed(state, "WebhookCreated", newWebhookConfig(webhookId, settings, createdAt, make));
   });
 }
 
 async function replace(c: Ctx, webhookId: string): Promise<Response> {
   const input = await readJsonBody(c, ReplaceWebhookInput);
-  if (!input.ok) return billedFailure(c, "webhook", 400, input.phrase);
+  if (!input.ok) return billedFailure(c, 400, input.phrase);
   const settings = checked(c, settingsFromInput(input.value));
-  if (typeof settings === "string") return billedFailure(c, "webhook", 400, settings);
+  if (typeof settings === "string") return billedFailure(c, 400, settings);
   const make = fresh(c.get("services").config);
-  return webhookCall(c, async (tx, walletId, now) => {
-    const existing = await findWebhook(tx, walletId, webhookId);
+  return webhookCall(c, (state) => {
+    const existing = state.reads.webhooks?.get(webhookId);
     if (!existing) return failure(404, WEBHOOK_NOT_FOUND);
-    return changed(tx, walletId, "WebhookUpdated", replacedWebhookConfig(existing, settings, make), now);
+    return changed(state, "WebhookUpdated", replacedWebhookConfig(existing, settings, make));
   });
 }
 
 async function patch(c: Ctx, webhookId: string): Promise<Response> {
   const input = await readJsonBody(c, PatchWebhookInput);
-  if (!input.ok) return billedFailure(c, "webhook", 400, input.phrase);
+  if (!input.ok) return billedFailure(c, 400, input.phrase);
   const make = fresh(c.get("services").config);
-  return webhookCall(c, async (tx, walletId, now) => {
-    const existing = await findWebhook(tx, walletId, webhookId);
+  return webhookCall(c, (state) => {
+    const existing = state.reads.webhooks?.get(webhookId);
     if (!existing) return failure(404, WEBHOOK_NOT_FOUND);
     // The result depends on the current configuration, so its rules are checked here, on it.
     const settings = checked(c, patchedSettings(existing, input.value));
     if (typeof settings === "string") return failure(400, settings);
-    return changed(tx, walletId, "WebhookUpdated", replacedWebhookConfig(existing, settings, make), now);
+    return changed(state, "WebhookUpdated", replacedWebhookConfig(existing, settings, make));
   });
 }
 
 function remove(c: Ctx, webhookId: string): Promise<Response> {
-  return webhookCall(c, async (tx, walletId) => {
-    if (!await findWebhook(tx, walletId, webhookId)) return failure(404, WEBHOOK_NOT_FOUND);
-    return { reply: textReply(200, "OK"), events: [newEvent("WebhookDeleted", { webhookId })] };
+  return webhookCall(c, ({ reads }) => {
+    if (!reads.webhooks?.get(webhookId)) return failure(404, WEBHOOK_NOT_FOUND);
+    return answer(textReply(200, "OK"), { events: [newEvent("WebhookDeleted", { webhookId })] });
   });
 }
 
@@ -364,12 +363,12 @@ async function sendTest(c: Ctx, webhookId: string): Promise<Response> {
     findWebhook(sql, walletId, webhookId),
     key === undefined ? undefined : findIdempotentReply(sql, walletId, key, clock.now()),
   ]);
-  if (!webhook || !wallet || wallet.balance < WEBHOOK_COST || prior) {
+  if (!webhook || !wallet || wallet.balance < WEBHOOK.price || prior) {
     // The ledger answers these (404, 402, the remembered reply) without running a delivery.
-    return webhookCall(c, async (tx, id) =>
+    return webhookCall(c, ({ reads }) =>
       // Only a race lands here with the webhook present (created or recharged meanwhile).
-      await findWebhook(tx, id, webhookId)
-        ? { reply: jsonReply(200, { success: false, message: NOT_ATTEMPTED }), error: NOT_ATTEMPTED }
+      reads.webhooks?.get(webhookId)
+        ? answer(jsonReply(200, { success: false, message: NOT_ATTEMPTED }), { error: NOT_ATTEMPTED })
         : failure(404, WEBHOOK_NOT_FOUND));
   }
 
@@ -383,7 +382,7 @@ async function sendTest(c: Ctx, webhookId: string): Promise<Response> {
       nonce: randomLowerId(16),
     });
     const body = await renderDeliveryBody(webhook, content, await linkSigning(sql, config), now);
-    const result = await postToWebhook(webhook, body, {
+    const result = await signedPost(webhook, body, {
       messageId: `test_${randomId(24)}`,
       now,
       allowPrivate: config.allowPrivateWebhooks,
@@ -398,8 +397,8 @@ async function sendTest(c: Ctx, webhookId: string): Promise<Response> {
       message: `webhook call failed: cannot render payload: ${reason.slice(0, 200)}`,
     };
   }
-  return webhookCall(c, () => ({
-    reply: jsonReply(200, outcome),
-    ...(outcome.success ? {} : { error: outcome.message }),
-  }));
+  return webhookCall(
+    c,
+    () => answer(jsonReply(200, outcome), outcome.success ? {} : { error: outcome.message }),
+  );
 }

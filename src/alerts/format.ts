@@ -6,6 +6,10 @@ import { renderTemplate } from "../webhooks/formats/custom_template.ts";
 import { SERVICE_NAME } from "../service_info.ts";
 import type { LowBalancePayload } from "./low_balance.ts";
 
+/** How the call log names the alert targets: attempts of alert deliveries have these paths. */
+export const ALERT_WEBHOOK_PATH = "@low-balance";
+export const ALERT_EMAIL_PATH = "@low-balance-email";
+
 export function alertSubject(alert: LowBalancePayload): string {
   return `Low balance: ${alert.wallet} credits left`;
 }
@@ -23,7 +27,7 @@ export function renderAlert(alert: LowBalancePayload, settings: FormatSettings, 
     receivedAt: now.toISOString(),
     from: { email: "", name: SERVICE_NAME },
     to: { hash: alert.token_hash },
-    webhookId: "@low-balance",
+    webhookId: ALERT_WEBHOOK_PATH,
     recipient: "",
     cc: [],
     subject: alertSubject(alert),

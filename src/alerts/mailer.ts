@@ -1,13 +1,13 @@
 // Sends low-balance alert emails through the SMTP relay of SMTP_RELAY_URL (nodemailer). Without a
 // relay an alert email is recorded as not sent.
 import nodemailer from "nodemailer";
-import type { PostResult } from "../webhooks/http_post.ts";
+import type { AttemptResult } from "../webhooks/delivery_channel.ts";
 import type { LowBalancePayload } from "./low_balance.ts";
-import { alertSubject, alertText } from "./alert_format.ts";
+import { alertSubject, alertText } from "./format.ts";
 import { describeError } from "../log.ts";
 
 export interface AlertMailer {
-  send(to: string, alert: LowBalancePayload): Promise<PostResult>;
+  send(to: string, alert: LowBalancePayload): Promise<AttemptResult>;
 }
 
 const SEND_TIMEOUT_MS = 10_000;

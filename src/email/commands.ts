@@ -1,0 +1,137 @@
+// What one accepted email is for one mailbox (CONTRACT section 9), decided purely under the owner's
+// lock: the mailbox must still be this webhook's, the price is settled from its settings (2, or 5
+// with forwarded attachments), and the acceptance is EmailReceived, the stored files and the queued
+// delivery. SMTP outcomes are the command's own: accepted, unknown or insufficient.
+import type { BilledCommand, CallDecision, Idempotency } from "../ledger/command.ts";
+import { INSUFFICIENT_CREDITS } from "../ledger/command.ts";
+import { read } from "../ledger/reads.ts";
+import { webhookRead, type WebhookRow } from "../../projections/webhooks.ts";
+import type { StoreAttachment } from "../attachments/store.ts";
+import type { AttachmentRef } from "../attachments/signed_link.ts";
+import { queueDelivery } from "../webhooks/outbox.ts";
+import type { ParsedEmail } from "./parse.ts";
+import { emailCost, emailReceivedEvent, type MailboxContext, queuedEmailOf } from "./payload.ts";
+
+export type AcceptOutcome = "accepted" | "unknown" | "insufficient";
+
+export interface EmailArrival {
+  email: ParsedEmail;
+  /** The mailbox address (lowercase) and its webhook as the RCPT check found it. */
+  recipient: string;
+  webhook: Pick<WebhookRow, "wallet_id" | "webhook_id" | "include_attachments">;
+  receivedAt: Date;
+  /** Bytes of the raw message. */
+  size: number;
+  /** performance.now() when DATA ended. */
+  startedAt: number;
+  /** The key that makes the same Message-ID to the same mailbox one mail; none for mail without one. */
+  duplicateKey?: string;
+  /** Fresh ids: the outbox row, its message id and one per attachment. */
+  ids: { deliveryId: string; messageId: string; attachmentIds: string[] };
+}
+
+const MAILBOX_GONE = "Mailbox does not exist";
+const ACCEPTED_REPLY = { status: 250, contentType: "text/plain; charset=utf-8", body: "Message accepted" };
+
+function refusal(outcome: AcceptOutcome, status: number, error: string): CallDecision<AcceptOutcome> {
+  return { outcome, log: { status, error }, charge: 0 };
+}
+
+/** The acceptance once the owner's lock is held and the mailbox read again. */
+export function acceptEmail(
+  arrival: EmailArrival,
+  state: { wallet: { wallet_id: string; balance: number }; webhook: WebhookRow | undefined },
+): CallDecision<AcceptOutcome> {
+  const { email, recipient, ids } = arrival;
+  const webhook = state.webhook;
+  // Deleted, or turned into a scheduled webhook, between RCPT and now.
+  if (!webhook || webhook.email !== recipient || webhook.schedule_cron !== null) {
+    return refusal("unknown", 550, MAILBOX_GONE);
+  }
+  const cost = emailCost(webhook.include_attachments, email.attachments.length);
+  if (cost > state.wallet.balance) return refusal("insufficient", 402, INSUFFICIENT_CREDITS);
+
+  const walletId = state.wallet.wallet_id;
+  const stored = webhook.include_attachments ? email.attachments : [];
+  const attachments: AttachmentRef[] = stored.map((file, i) => ({
+    owner: walletId,
+    id: ids.attachmentIds[i],
+    filename: file.filename,
+    size: file.size,
+    contentType: file.contentType,
+  }));
+  const files: StoreAttachment[] = stored.map((file, i) => ({
+    type: "storeAttachment",
+    file: { walletId, ...attachments[i], content: file.content },
+  }));
+  const mailbox: MailboxContext = {
+    webhookId: webhook.webhook_id,
+    recipient,
+    walletHash: walletId,
+    receivedAt: arrival.receivedAt,
+    attachments,
+  };
+  const delivery = queueDelivery({
+    kind: "email",
+    id: ids.deliveryId,
+    walletId,
+    webhookId: webhook.webhook_id,
+    messageId: ids.messageId,
+    cost,
+    payload: queuedEmailOf(email, mailbox),
+  });
+  return {
+    outcome: "accepted",
+    log: { status: 250 },
+    charge: cost,
+    events: [emailReceivedEvent(email, mailbox, { deliveryId: ids.deliveryId, size: arrival.size })],
+    effects: [...files, delivery],
+  };
+}
+
+/** A repeat of an accepted mail is answered from the first acceptance and not charged again. */
+function deduplication(key: string): Idempotency<AcceptOutcome> {
+  return {
+    key,
+    fingerprint: key,
+    keep: (outcome) => outcome === "accepted" ? ACCEPTED_REPLY : undefined,
+    replay: () => "accepted",
+    mismatch: () => refusal("unknown", 550, MAILBOX_GONE),
+  };
+}
+
+/** The billed command of one email to one mailbox. */
+export function acceptEmailCommand(arrival: EmailArrival) {
+  const { webhook } = arrival;
+  const reads = {
+    webhook: read(webhookRead, { walletId: webhook.wallet_id, webhookId: webhook.webhook_id }),
+  };
+  const command: BilledCommand<AcceptOutcome, typeof reads> = {
+    walletId: webhook.wallet_id,
+    // The price as the webhook read at RCPT; decide settles it again under the lock.
+    price: emailCost(webhook.include_attachments, arrival.email.attachments.length),
+    call: { method: "SMTP", path: arrival.recipient, endpoint: "email", startedAt: arrival.startedAt },
+    ...(arrival.duplicateKey ? { idempotency: deduplication(arrival.duplicateKey) } : {}),
+    reads,
+    decide: ({ wallet, reads }) => acceptEmail(arrival, { wallet, webhook: reads.webhook }),
+    unpaid: () => refusal("insufficient", 402, INSUFFICIENT_CREDITS),
+  };
+  return command;
+}
+
+/** A refused message leaves a free entry in the owner's call log, so the owner sees why it never came. */
+export function refusedEmailCommand(
+  walletId: string,
+  recipient: string,
+  reason: string,
+  startedAt: number,
+): BilledCommand<void> {
+  const logged = { outcome: undefined, log: { status: 554, error: `Message refused: ${reason}` }, charge: 0 };
+  return {
+    walletId,
+    price: 0,
+    call: { method: "SMTP", path: recipient, endpoint: "email", startedAt },
+    decide: () => logged,
+    unpaid: () => logged,
+  };
+}

@@ -1,0 +1,38 @@
+// What an HTTP command answers: a status, a content type and a body, built by the route's pure
+// decision and rendered by billing.ts with the billing headers.
+import type { CallDecision, Effect } from "../ledger/command.ts";
+import type { NewEvent } from "../../events/catalogue.ts";
+
+export interface Reply {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+export function textReply(status: number, body: string): Reply {
+  return { status, contentType: "text/plain; charset=utf-8", body };
+}
+
+export function jsonReply(status: number, value: unknown): Reply {
+  return { status, contentType: "application/json", body: JSON.stringify(value) };
+}
+
+export interface Consequences {
+  events?: NewEvent[];
+  effects?: Effect[];
+  /** Credits charged when they differ from the route's price. */
+  charge?: number;
+  /** The call log's error when the call failed though it answers 200 (a failed test delivery). */
+  error?: string;
+}
+
+/** A served call: the reply, and the call log shows its status. */
+export function answer(reply: Reply, consequences: Consequences = {}): CallDecision<Reply> {
+  const { error, ...rest } = consequences;
+  return { outcome: reply, log: { status: reply.status, ...(error ? { error } : {}) }, ...rest };
+}
+
+/** A failed call: the phrase is the reply and the call log's error. */
+export function failure(status: number, phrase: string): CallDecision<Reply> {
+  return { outcome: textReply(status, phrase), log: { status, error: phrase } };
+}

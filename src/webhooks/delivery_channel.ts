@@ -1,0 +1,17 @@
+// How the delivery worker sends one kind of delivery: a channel finds the target, renders the body
+// and sends it once, answering a neutral AttemptResult whatever the transport (an HTTP POST, or a
+// mail through the relay, whose reply code is then the status).
+import type { PostResult } from "./http_post.ts";
+import type { ClaimedDelivery, DeliveryKind } from "./outbox.ts";
+
+/** A receiver's answer to one send: `status` is its reply code, when it answered. */
+export type AttemptResult = PostResult;
+
+export interface DeliveryChannel {
+  /** One send; undefined when the target no longer exists (the delivery is given up). */
+  send(delivery: ClaimedDelivery, at: Date): Promise<AttemptResult | undefined>;
+  /** What the call log shows as the path of an attempt: the webhookId, or the alert's channel. */
+  logPath(delivery: ClaimedDelivery): string;
+}
+
+export type DeliveryChannels = Record<DeliveryKind, DeliveryChannel>;

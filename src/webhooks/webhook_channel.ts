@@ -1,0 +1,43 @@
+// The channel of email and scheduled deliveries: the webhook as it is now, the body rendered in its
+// format, one signed POST. A webhook deleted since the delivery was queued ends the delivery.
+import type { Sql } from "../db/connect.ts";
+import { findWebhook } from "../../projections/webhooks.ts";
+import type { DeliveryChannel } from "./delivery_channel.ts";
+import { type LinkSigning, renderDeliveryBody, signedPost } from "./deliver.ts";
+import { describeError } from "../log.ts";
+
+export interface WebhookChannelOptions {
+  sql: Sql;
+  signing: LinkSigning;
+  allowPrivate: boolean;
+}
+
+export function webhookChannel(options: WebhookChannelOptions): DeliveryChannel {
+  return {
+    logPath: (delivery) => delivery.webhookId!,
+    async send(delivery, at) {
+      if (delivery.kind !== "email" && delivery.kind !== "scheduled") {
+        throw new Error(`The webhook channel cannot send a delivery of kind "${delivery.kind}"`);
+      }
+      const webhook = await findWebhook(options.sql, delivery.walletId, delivery.webhookId);
+      if (!webhook) return undefined;
+      let body: string;
+      try {
+        body = await renderDeliveryBody(webhook, delivery, options.signing, at);
+      } catch (error) {
+        // A payload the format cannot render will not render on a retry either.
+        return {
+          ok: false,
+          latencyMs: 0,
+          retryable: false,
+          error: `cannot render payload: ${describeError(error)}`,
+        };
+      }
+      return await signedPost(webhook, body, {
+        messageId: delivery.messageId,
+        now: at,
+        allowPrivate: options.allowPrivate,
+      });
+    },
+  };
+}
