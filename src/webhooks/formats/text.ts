@@ -1,6 +1,8 @@
 // Text helpers the chat formats share: single header lines, cuts that never split a character or
 // an entity, and the three-character escaping of Slack mrkdwn and Telegram HTML.
 
+import { cutChars, isHighSurrogate } from "../../text_bounds.ts";
+
 export const ELLIPSIS = "…";
 
 /** Header lines must stay single lines, or a subject with a newline would break the markup around it. */
@@ -8,16 +10,10 @@ export function oneLine(value: string): string {
   return value.replace(/\s+/g, " ").trim();
 }
 
-export function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
-}
-
 /** Cuts to `max` UTF-16 units including the marker, never between the halves of a surrogate pair. */
 export function cut(value: string, max: number, marker = ELLIPSIS): string {
   if (value.length <= max) return value;
-  let end = max - marker.length;
-  if (isHighSurrogate(value.charCodeAt(end - 1))) end--;
-  return value.slice(0, end) + marker;
+  return cutChars(value, max - marker.length).text + marker;
 }
 
 /**
