@@ -1,8 +1,8 @@
 // The Telegram Bot API `sendMessage` body for an inbound email, in Telegram's HTML parse mode
 // (CONTRACT section 7, notes/webhooks.md section 3.4).
 
-import type { Address, EmailPayload } from "../payloads.ts";
-import { cutEscaped, escapeEntities, oneLine } from "./text.ts";
+import type { EmailPayload } from "../payloads.ts";
+import { cutEscaped, escapeEntities, oneLine, senderLine } from "./text.ts";
 
 /** The JSON body POSTed to Telegram's `sendMessage`. */
 export interface TelegramMessage {
@@ -22,8 +22,7 @@ export interface TelegramOptions {
 const MAX_TEXT = 4_096;
 // Caps on the header parts (after escaping), so a huge subject cannot crowd out the body.
 const MAX_SUBJECT = 1_000;
-const MAX_NAME = 256;
-const MAX_EMAIL = 320;
+const SENDER = { escape: escapeEntities, maxName: 256, maxEmail: 320 };
 
 /** `<b>subject</b>\nFrom: name &lt;email&gt;\n\ntext`, HTML-escaped and cut to 4096 characters. */
 export function telegramMessage(
@@ -37,7 +36,7 @@ export function telegramMessage(
   }
   const subject = cutEscaped(escapeEntities(oneLine(payload.subject) || "(no subject)"), MAX_SUBJECT);
   // Only the header holds tags, and it is never cut after they are added: no tag can be left broken.
-  const header = `<b>${subject}</b>\nFrom: ${sender(payload.from)}\n\n`;
+  const header = `<b>${subject}</b>\nFrom: ${senderLine(payload.from, SENDER)}\n\n`;
   const budget = MAX_TEXT - header.length;
   return {
     chat_id: chatId(options.chat_id),
@@ -54,11 +53,4 @@ function chatId(value: string): number | string {
   const id = Number(value);
   // An id beyond 2^53 would be changed by the conversion; the string is then the safer form.
   return Number.isSafeInteger(id) ? id : value;
-}
-
-function sender(from: Address): string {
-  const name = cutEscaped(escapeEntities(oneLine(from.name)), MAX_NAME);
-  const email = cutEscaped(escapeEntities(oneLine(from.email)), MAX_EMAIL);
-  if (name !== "" && email !== "") return `${name} &lt;${email}&gt;`;
-  return name || email || "unknown";
 }

@@ -2,12 +2,30 @@
 // an entity, and the three-character escaping of Slack mrkdwn and Telegram HTML.
 
 import { cutChars, isHighSurrogate } from "../../text_bounds.ts";
+import type { Address } from "../payloads.ts";
 
 export const ELLIPSIS = "…";
 
 /** Header lines must stay single lines, or a subject with a newline would break the markup around it. */
 export function oneLine(value: string): string {
   return value.replace(/\s+/g, " ").trim();
+}
+
+export interface SenderLineOptions {
+  /** The format's escaping, applied after the cut so that a cut never splits an escape. */
+  escape?: (text: string) => string;
+  /** Caps on the raw name and address, so a huge header cannot crowd out the body. */
+  maxName: number;
+  maxEmail: number;
+}
+
+/** `name <email>`, or whichever of the two there is, or `unknown`: one line, each part capped. */
+export function senderLine(from: Address, options: SenderLineOptions): string {
+  const escape = options.escape ?? ((text: string) => text);
+  const name = cut(oneLine(from.name), options.maxName);
+  const email = cut(oneLine(from.email), options.maxEmail);
+  if (name !== "" && email !== "") return escape(`${name} <${email}>`);
+  return escape(name || email || "unknown");
 }
 
 /** Cuts to `max` UTF-16 units including the marker, never between the halves of a surrogate pair. */
