@@ -1,7 +1,7 @@
 // Text helpers the chat formats share: single header lines, cuts that never split a character or
 // an entity, and the three-character escaping of Slack mrkdwn and Telegram HTML.
 
-import { cutChars, isHighSurrogate } from "../../text_bounds.ts";
+import { codePointLength, cutChars, cutCodePoints, isHighSurrogate } from "../../text_bounds.ts";
 import type { Address } from "../payloads.ts";
 
 export const ELLIPSIS = "…";
@@ -32,6 +32,12 @@ export function senderLine(from: Address, options: SenderLineOptions): string {
 export function cut(value: string, max: number, marker = ELLIPSIS): string {
   if (value.length <= max) return value;
   return cutChars(value, max - marker.length).text + marker;
+}
+
+/** Cuts to `max` code points including the marker: what Telegram counts as characters. */
+export function cutCodePointsMarked(value: string, max: number, marker = ELLIPSIS): string {
+  if (!cutCodePoints(value, max).cut) return value;
+  return cutCodePoints(value, max - codePointLength(marker)).text + marker;
 }
 
 /**
