@@ -1,6 +1,7 @@
 // What a client may send to configure a webhook (CONTRACT section 6): one zod schema per request
-// shape (create, replace, patch), then the rules that span fields or need the configuration.
-import { z } from "zod";
+// shape (create, replace, patch), then the rules that span fields or need the configuration. Built
+// with the `z` of zod-openapi (zod plus `.openapi()`), so the same schemas document the API.
+import { z } from "@hono/zod-openapi";
 import { EMAIL_FORMATS, type EmailFormat } from "./payloads.ts";
 import { PAGERDUTY_SEVERITIES } from "./formats/pagerduty.ts";
 import { validateTemplate } from "./formats/custom_template.ts";
@@ -16,8 +17,16 @@ const MAX_HEADER_NAME = 256;
 const MAX_HEADER_VALUE = 4096;
 const MAX_OPTION_NAME = 64;
 
+export const WEBHOOK_ID_PATTERN = /^[A-Za-z0-9_-]{1,30}$/;
 export const WEBHOOK_ID_RULE = "must be 1 to 30 characters of A-Z a-z 0-9 _ -";
-export const WebhookId = z.string().regex(/^[A-Za-z0-9_-]{1,30}$/, WEBHOOK_ID_RULE);
+/** A webhookId, in a body or (through WebhookIdParam) in a path. */
+export const WebhookId = z.string().regex(WEBHOOK_ID_PATTERN, WEBHOOK_ID_RULE).openapi({
+  example: "default",
+});
+/** The `{webhookId}` path parameter of the /webhook/{webhookId} routes. */
+export const WebhookIdParam = z.object({
+  webhookId: WebhookId.openapi({ param: { name: "webhookId", in: "path" } }),
+});
 export const DEFAULT_WEBHOOK_ID = "default";
 
 // deno-lint-ignore no-control-regex
