@@ -6,9 +6,13 @@ import { createLedger, type Ledger, type LedgerOptions } from "../../src/ledger/
 import { offsetClock } from "../../src/clock.ts";
 import { parseConfig } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../src/http/env.ts";
 import { freshDatabase } from "./service.ts";
 
 export interface InProcessService {
+  /** The app itself, for what only it knows (its routes). */
+  app: OpenAPIHono<AppEnv>;
   db: Database;
   ledger: Ledger;
   clock: ReturnType<typeof offsetClock>;
@@ -56,6 +60,7 @@ export async function inProcessService(
   }
 
   return {
+    app,
     db,
     ledger,
     clock,
