@@ -1,5 +1,5 @@
-// Text helpers the chat formats share: single header lines, cuts that never split a character or
-// an entity, and the three-character escaping of Slack mrkdwn and Telegram HTML.
+// Text helpers the chat formats share: single header lines, the sender line, cuts that never split a
+// character or an entity, and the three-character escaping of Slack mrkdwn and Telegram HTML.
 
 import { codePointLength, cutChars, cutCodePoints, isHighSurrogate } from "../../text_bounds.ts";
 import type { Address } from "../payloads.ts";
