@@ -63,6 +63,34 @@ Deno.test("dot paths, indexes and negative indexes", () => {
   });
 });
 
+Deno.test("dot indexes read arrays as brackets do, negative from the end", () => {
+  const body = render({
+    first: "{{attachments.0.size}}",
+    last: "{{attachments.-1.size}}",
+    secondFromEnd: "{{attachments.-2.filename}}",
+    nested: "{{matrix.1.0}}",
+    mixed: "{{matrix[-1].-1}}",
+    inText: "{{attachments.0.filename}} and {{attachments.-1.filename}}",
+    past: "{{attachments.2.size}}",
+    before: "{{attachments.-3.size}}",
+    keyOnObject: "{{from.0}}",
+    numericKey: "{{byNumber.0}}",
+  }, { ...context, byNumber: { "0": "zero" } });
+  assert.deepEqual(body, {
+    first: 9,
+    last: 2048,
+    secondFromEnd: "a.pdf",
+    nested: 3,
+    mixed: 4,
+    inText: "a.pdf and b.png",
+    past: "",
+    before: "",
+    keyOnObject: "",
+    numericKey: "zero",
+  });
+  assert.equal(validateTemplate({ size: "{{attachments.-1.size}}" }), null);
+});
+
 Deno.test("unresolved paths and out-of-range indexes become empty strings", () => {
   const body = render({
     missing: "{{nope}}",

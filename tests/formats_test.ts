@@ -242,8 +242,26 @@ Deno.test("telegram: <script> and & in the email are escaped", () => {
   );
 });
 
-Deno.test("telegram: cut to 4096 characters after escaping, no entity or tag broken", () => {
-  const texts = ["&".repeat(5_000), "<script>".repeat(1_000), "a&b<c>".repeat(2_000), "😀".repeat(3_000)];
+/** What Telegram counts of an HTML-mode text: the text shown (tags gone, entities decoded), in code points. */
+function telegramShown(html: string): number {
+  const shown = html.replace(/<\/?b>/g, "").replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll(
+    "&amp;",
+    "&",
+  );
+  return [...shown].length;
+}
+
+Deno.test("telegram: heavy escaping does not shrink the text shown: 4096 characters as Telegram counts them", () => {
+  const text = renderEmail(email({ text: "&".repeat(5_000) }), {
+    format: "telegram",
+    options: { chat_id: "1" },
+  }).text as string;
+  assert.equal(telegramShown(text), 4_096);
+  assert.ok(text.endsWith("&amp;…"));
+});
+
+Deno.test("telegram: cut to 4096 characters shown, no entity or tag broken", () => {
+  const texts = ["&".repeat(5_000), "<script>".repeat(1_000), "a&b<c>".repeat(2_000), "😀".repeat(5_000)];
   for (const [i, body] of texts.entries()) {
     for (let shift = 0; shift < 5; shift++) {
       const text = renderEmail(email({ text: "x".repeat(shift) + body }), {
@@ -251,7 +269,7 @@ Deno.test("telegram: cut to 4096 characters after escaping, no entity or tag bro
         options: { chat_id: "1" },
       }).text as string;
       const where = `text ${i}, shift ${shift}`;
-      assert.ok(text.length <= 4_096, `${where}: length ${text.length}`);
+      assert.equal(telegramShown(text), 4_096, where);
       assert.ok(text.endsWith("…"), where);
       // Every `&` still begins a whole entity, and the only tags are the header's bold.
       assert.ok(/^(?:[^&]|&amp;|&lt;|&gt;)*$/.test(text), `${where}: broken entity`);
@@ -262,12 +280,20 @@ Deno.test("telegram: cut to 4096 characters after escaping, no entity or tag bro
   }
 });
 
+Deno.test("telegram: a text that fits is not cut, however much escaping it needs", () => {
+  const body = "<&>".repeat(1_300);
+  const text = renderEmail(email({ text: body }), { format: "telegram", options: { chat_id: "1" } })
+    .text as string;
+  assert.ok(text.endsWith("&lt;&amp;&gt;".repeat(1_300)));
+  assert.ok(telegramShown(text) <= 4_096);
+});
+
 Deno.test("telegram: a huge subject is cut inside the bold, which stays closed", () => {
   const text = renderEmail(email({ subject: "&".repeat(5_000), text: "body" }), {
     format: "telegram",
     options: { chat_id: "1" },
   }).text as string;
-  assert.ok(text.length <= 4_096);
+  assert.ok(telegramShown(text) <= 4_096);
   assert.match(text, /^<b>(?:&amp;)+…<\/b>\nFrom: .*\n\nbody$/);
 });
 

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { postJson, type Resolver, vetAddresses } from "../src/webhooks/http_post.ts";
+import { freePort } from "./helpers/service.ts";
 
 interface Received {
   method: string;
@@ -44,13 +45,6 @@ function resolveTo(...addresses: string[]): Resolver & { calls: string[] } {
     return Promise.resolve(addresses);
   };
   return Object.assign(resolve, { calls });
-}
-
-async function freePort(): Promise<number> {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return await Promise.resolve(port);
 }
 
 const local = { allowPrivate: true };
@@ -182,7 +176,7 @@ Deno.test("a resolver that never answers is bounded by the timeout", async () =>
 });
 
 Deno.test("a refused connection fails retryably", async () => {
-  const port = await freePort();
+  const port = freePort();
   const result = await postJson(`http://127.0.0.1:${port}/`, "{}", { ...local, headers: {} });
   assert.equal(result.ok, false);
   if (result.ok) return;

@@ -29,6 +29,27 @@ Deno.test("HTTP conventions", async (t) => {
       assert.deepEqual([unknown.status, unknown.text], [404, "Not Found"]);
     });
 
+    await t.step(
+      "a trailing slash is another path: 404, never a 405 whose Allow lists the method",
+      async () => {
+        for (const method of ["GET", "POST", "DELETE", "PUT"]) {
+          for (const path of ["/webhook/", "/token/", "/webhook/abc/"]) {
+            const answer = await call(svc, method, path, { token });
+            assert.deepEqual([answer.status, answer.text, answer.headers.get("allow")], [
+              404,
+              "Not Found",
+              null,
+            ], `${method} ${path}`);
+          }
+        }
+        assert.equal(
+          (await call(svc, "GET", "/webhook", { token })).status,
+          200,
+          "without the slash it is served",
+        );
+      },
+    );
+
     await t.step("Accept: application/problem+json turns errors into RFC 9457 problems", async () => {
       const headers = { accept: "application/problem+json" };
       const missing = await client.get("/kv/b/absent", headers);

@@ -2,24 +2,8 @@
 // replay tasks, and the database refusing to change the log.
 import assert from "node:assert/strict";
 import { newToken, walletClient } from "./helpers/client.ts";
-import { auditOf, embedded, runTask, type Service, startService } from "./helpers/service.ts";
-import { openDatabase } from "../src/db/connect.ts";
-
-/** Runs fn on the service's database directly (the embedded one only while the service is stopped). */
-async function withDatabase<T>(svc: Service, fn: (sql: any) => Promise<T>): Promise<T> {
-  if (embedded) await svc.stop();
-  const db = await openDatabase({
-    databaseUrl: svc.databaseEnv.DATABASE_URL,
-    dataDir: svc.databaseEnv.DATA_DIR ?? "",
-    maxConnections: 1,
-  });
-  try {
-    return await fn(db.sql);
-  } finally {
-    await db.close();
-    if (embedded) await svc.start();
-  }
-}
+import { auditOf, embedded, runTask, startService } from "./helpers/service.ts";
+import { withDatabase } from "./helpers/database.ts";
 
 Deno.test("ledger invariants", async (t) => {
   const svc = await startService();
@@ -67,7 +51,7 @@ Deno.test("ledger invariants", async (t) => {
     });
 
     await t.step("the database refuses to update or delete events, even for the service's user", async () => {
-      await withDatabase(svc, async (sql) => {
+      await withDatabase(svc, async ({ sql }) => {
         await assert.rejects(
           sql`update events set data = '{}' where version = 1`,
           /append-only: UPDATE refused/,
@@ -80,7 +64,7 @@ Deno.test("ledger invariants", async (t) => {
     await t.step(
       "the audit finds a projection that disagrees with the ledger, and replay does too",
       async () => {
-        await withDatabase(svc, (sql) => sql`update wallets set balance = balance + 7 where balance = 0`);
+        await withDatabase(svc, ({ sql }) => sql`update wallets set balance = balance + 7 where balance = 0`);
         const audit = await auditOf(svc);
         assert.equal(audit.code, 1);
         assert.match(audit.stdout, /MISMATCH wallet [0-9a-f]{64}: ledger says 0, projection says 7/);
@@ -89,7 +73,7 @@ Deno.test("ledger invariants", async (t) => {
         if (embedded) await svc.start();
         assert.equal(replay.code, 1);
         assert.match(replay.stdout, /wallets: 2 rows rebuilt, 2 differences/);
-        await withDatabase(svc, (sql) => sql`update wallets set balance = balance - 7 where balance = 7`);
+        await withDatabase(svc, ({ sql }) => sql`update wallets set balance = balance - 7 where balance = 7`);
         assert.equal((await auditOf(svc)).code, 0);
       },
     );

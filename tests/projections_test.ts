@@ -6,17 +6,24 @@ import { kvProjection } from "../projections/kv.ts";
 import { callLogsProjection } from "../projections/call_logs.ts";
 import { creditChange, creditDeltaSql } from "../events/catalogue.ts";
 
-let version = 0;
-function stored(event: NewEvent, at = new Date("2026-11-01T10:00:00Z")): StoredEvent {
-  version++;
-  return { ...event, walletId: "w1", version, position: version, recordedAt: at } as StoredEvent;
+const AT = "2026-11-01T10:00:00Z";
+
+/** Events recorded at the given instants, numbered as one wallet's stream. */
+function stream(...steps: [string, NewEvent][]): StoredEvent[] {
+  return steps.map(([at, event], i) => ({
+    ...event,
+    walletId: "w1",
+    version: i + 1,
+    position: i + 1,
+    recordedAt: new Date(at),
+  } as StoredEvent));
 }
 
-const billed = (cost: number, balance: number) =>
+const billed = (cost: number, balance: number, callId = "c1") =>
   ({
     type: "CallBilled",
     data: {
-      callId: `c${version}`,
+      callId,
       method: "GET",
       path: "/kv/b/k",
       endpoint: "kv",
@@ -27,17 +34,18 @@ const billed = (cost: number, balance: number) =>
     },
   }) as NewEvent;
 
+const kvWritten: NewEvent = {
+  type: "KvWritten",
+  data: { bucket: "b", key: "k", value: "v", expiresAt: "2026-12-01T00:00:00.000Z" },
+};
+
 Deno.test("the wallet fold follows the balances the events state", () => {
-  version = 0;
-  const events = [
-    stored({ type: "WalletOpened", data: {} }),
-    stored({ type: "CreditsGranted", data: { amount: 100, balance: 100, reason: "welcome" } }),
-    stored(billed(1, 99), new Date("2026-11-02T00:00:00Z")),
-    stored({
-      type: "KvWritten",
-      data: { bucket: "b", key: "k", value: "v", expiresAt: "2026-12-01T00:00:00.000Z" },
-    }),
-  ];
+  const events = stream(
+    [AT, { type: "WalletOpened", data: {} }],
+    [AT, { type: "CreditsGranted", data: { amount: 100, balance: 100, reason: "welcome" } }],
+    ["2026-11-02T00:00:00Z", billed(1, 99)],
+    [AT, kvWritten],
+  );
   const wallet = events.reduce<WalletRow | undefined>(evolveWallet, undefined)!;
   assert.equal(wallet.balance, 99);
   assert.equal(wallet.version, 4);
@@ -47,23 +55,25 @@ Deno.test("the wallet fold follows the balances the events state", () => {
 });
 
 Deno.test("events of an unknown wallet make no wallet row", () => {
-  assert.equal(evolveWallet(undefined, stored(billed(1, 0))), undefined);
+  const [event] = stream([AT, billed(1, 0)]);
+  assert.equal(evolveWallet(undefined, event), undefined);
 });
 
 Deno.test("the KV fold writes and deletes by key", () => {
-  const written = stored({
-    type: "KvWritten",
-    data: { bucket: "b", key: "k", value: "v", expiresAt: "2026-12-01T00:00:00.000Z" },
-  });
-  const deleted = stored({ type: "KvDeleted", data: { bucket: "b", key: "k" } });
+  const [written, deleted, other] = stream(
+    [AT, kvWritten],
+    [AT, { type: "KvDeleted", data: { bucket: "b", key: "k" } }],
+    [AT, billed(1, 1)],
+  );
   assert.equal(kvProjection.keyOf(written), kvProjection.keyOf(deleted));
   assert.equal(kvProjection.evolve(undefined, written)?.value, "v");
   assert.equal(kvProjection.evolve(kvProjection.evolve(undefined, written), deleted), undefined);
-  assert.equal(kvProjection.keyOf(stored(billed(1, 1))), null);
+  assert.equal(kvProjection.keyOf(other), null);
 });
 
 Deno.test("a call log entry expires 7 days after the call", () => {
-  const row = callLogsProjection.evolve(undefined, stored(billed(1, 5)))!;
+  const [event] = stream([AT, billed(1, 5)]);
+  const row = callLogsProjection.evolve(undefined, event)!;
   assert.equal(row.expires_at.getTime() - row.at.getTime(), 7 * 24 * 3600 * 1000);
   assert.equal(row.error, null);
 });
@@ -81,27 +91,16 @@ Deno.test("credit changes: grants add, billed calls subtract, the SQL says the s
 });
 
 Deno.test("only calls made with the token count as use: emails and scheduled runs do not", () => {
-  version = 0;
-  const opened = stored({ type: "WalletOpened", data: {} }, new Date("2026-01-01T00:00:00Z"));
-  const billedAs = (endpoint: string, at: string) =>
-    stored({
+  const billedAs = (endpoint: string, callId: string) =>
+    ({
       type: "CallBilled",
-      data: {
-        callId: `c${version}`,
-        method: "X",
-        path: "/p",
-        endpoint,
-        status: 200,
-        cost: 0,
-        balance: 0,
-        ms: 1,
-      },
-    } as NewEvent, new Date(at));
-  const wallet = [
-    opened,
-    billedAs("kv", "2026-02-01T00:00:00Z"),
-    billedAs("email", "2026-03-01T00:00:00Z"),
-    billedAs("webhook-delivery", "2026-04-01T00:00:00Z"),
-  ].reduce<WalletRow | undefined>(evolveWallet, undefined)!;
+      data: { callId, method: "X", path: "/p", endpoint, status: 200, cost: 0, balance: 0, ms: 1 },
+    }) as NewEvent;
+  const wallet = stream(
+    ["2026-01-01T00:00:00Z", { type: "WalletOpened", data: {} }],
+    ["2026-02-01T00:00:00Z", billedAs("kv", "c1")],
+    ["2026-03-01T00:00:00Z", billedAs("email", "c2")],
+    ["2026-04-01T00:00:00Z", billedAs("webhook-delivery", "c3")],
+  ).reduce<WalletRow | undefined>(evolveWallet, undefined)!;
   assert.deepEqual(wallet.last_used_at, new Date("2026-02-01T00:00:00Z"));
 });

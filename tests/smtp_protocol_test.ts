@@ -31,6 +31,7 @@ Deno.test("the SMTP dialogue: greeting, extensions, limits", async () => {
     ]);
     const [greeting, ehlo, auth, starttls, tooBig, mailFrom, unknown, foreign, ...rest] = replies;
     assert.match(greeting, /^220 mail\.localhost /);
+    assert.equal(greeting, "220 mail.localhost ESMTP", "the name and ESMTP said once");
     assert.match(ehlo, /^250-mail\.localhost/);
     assert.match(ehlo, /\r\n250[- ]SIZE 10485760(\r\n|$)/);
     assert.doesNotMatch(ehlo, /AUTH|STARTTLS/);

@@ -1,118 +1,36 @@
-// The delivery worker against local receivers: success, retries with the same webhook-id, final
-// 4xx, timeouts, giving up, scheduled runs without retries, a restart with a retry pending, and
-// several instances never delivering one row twice.
-//
-// Emails arrive with issue 4; until then the tests queue deliveries the way the email receiver
-// will: a billed command (2 or 5 credits, endpoint `email`) whose decide stores the attachment and
-// calls enqueueDelivery in the same transaction. They open the service's database directly for that
-// (tests/helpers/database.ts); everything after, the delivery itself, runs in the service process.
+// The delivery worker against local receivers, fed by real mail over SMTP as a sending server would
+// send it: success, retries with the same webhook-id, final 4xx, timeouts, giving up, mail to a
+// deleted webhook, a webhook deleted with a retry pending, scheduled runs without retries, a restart
+// with a retry pending, and several instances never delivering one row twice.
 import assert from "node:assert/strict";
 import { Webhook } from "standardwebhooks";
 import { newToken, walletClient } from "./helpers/client.ts";
-import { auditOf, embedded, type Service, startService } from "./helpers/service.ts";
+import { auditOf, embedded, startService } from "./helpers/service.ts";
 import { type Receiver, startReceiver } from "./helpers/receiver.ts";
-import { withDatabase } from "./helpers/database.ts";
+import { sendMail, type SmtpTarget } from "./helpers/smtp.ts";
 import { buyCredits, TEST_PAYMENT_SECRET } from "./helpers/credits.ts";
-import { randomId, sha256Hex } from "../src/ids.ts";
-import type { Effect } from "../src/ledger/command.ts";
-import {
-  type DeliveryContent,
-  newDeliveryId,
-  newMessageId,
-  queueDelivery,
-  type QueuedEmail,
-} from "../src/webhooks/outbox.ts";
-import type { AttachmentRef } from "../src/attachments/signed_link.ts";
+import { sha256Hex } from "../src/ids.ts";
 import { eventually } from "./helpers/wait.ts";
 
 type Client = ReturnType<typeof walletClient>;
 
-interface Queued {
-  client: Client;
-  webhookId: string;
-  content: DeliveryContent;
-  cost: number;
-  /** Bytes of an attachment stored with the email. */
-  attachment?: Uint8Array;
-}
-
-function queuedEmail(webhookId: string, recipient: string, hash: string, subject: string): QueuedEmail {
-  return {
-    externalMessageId: `<${randomId(12)}@sender.example>`,
-    receivedAt: new Date().toISOString(),
-    from: { email: "ann@sender.example", name: "Ann" },
-    to: { hash },
-    webhookId,
-    recipient,
-    cc: [],
+/** Sends one email to `to` over SMTP and answers the DATA (or refusing RCPT) reply code. */
+async function email(svc: SmtpTarget, to: string, subject: string, attachment?: string): Promise<number> {
+  const sent = await sendMail(svc, {
+    from: "Ann <ann@sender.example>",
+    to,
     subject,
     text: `Body of ${subject}`,
-    html: "",
-    attachments: [],
-  };
-}
-
-/** An email for `webhookId` as the email receiver will queue it (the webhook must exist). */
-async function email(
-  client: Client,
-  webhookId: string,
-  subject: string,
-  attachment?: Uint8Array,
-): Promise<Queued> {
-  const hash = await sha256Hex(client.token);
-  const webhook = (await client.get(`/webhook/${webhookId}`)).json();
-  const payload = queuedEmail(webhookId, webhook.email ?? "", hash, subject);
-  return {
-    client,
-    webhookId,
-    content: { kind: "email", webhookId, payload },
-    cost: attachment ? 5 : 2,
-    attachment,
-  };
-}
-
-/** Accepts every queued item in one database session, each as its own billed command. */
-async function accept(svc: Service, items: Queued[]): Promise<void> {
-  await withDatabase(svc, async (_db, ledger) => {
-    for (const item of items) {
-      const walletId = await sha256Hex(item.client.token);
-      const content = item.content;
-      const effects: Effect[] = [];
-      if (item.attachment && content.kind === "email") {
-        const ref: AttachmentRef = {
-          owner: walletId,
-          id: randomId(24),
-          filename: "report.txt",
-          size: item.attachment.byteLength,
-          contentType: "text/plain",
-        };
-        effects.push(
-          { type: "storeAttachment", file: { walletId, ...ref, content: item.attachment } } as Effect,
-        );
-        content.payload.attachments = [ref];
-      }
-      effects.push(queueDelivery({
-        ...content,
-        id: newDeliveryId(),
-        walletId,
-        messageId: newMessageId(),
-        cost: item.cost,
-      }));
-      const result = await ledger.runBilled({
-        walletId,
-        price: item.cost,
-        call: {
-          method: "POST",
-          path: `/test-harness/${item.webhookId}`,
-          endpoint: "email",
-          startedAt: performance.now(),
-        },
-        decide: () => ({ outcome: "queued", log: { status: 200 }, effects }),
-        unpaid: () => ({ outcome: "refused", log: { status: 402 } }),
-      });
-      assert.equal(result.kind, "answered");
-    }
+    attachments: attachment === undefined
+      ? []
+      : [{ filename: "report.txt", contentType: "text/plain", content: attachment }],
   });
+  return sent.code;
+}
+
+/** Sends one email that must be accepted: `250` means it, its attachment and its delivery are committed. */
+async function accepted(svc: SmtpTarget, to: string, subject: string, attachment?: string) {
+  assert.equal(await email(svc, to, subject, attachment), 250, `mail "${subject}" to ${to}`);
 }
 
 async function deliveryLogs(client: Client, webhookId: string) {
@@ -125,6 +43,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 Deno.test("deliveries: outcomes and retries", async (t) => {
   // Waits of 0.5 ms, 30 ms, 180 ms, 720 ms, 1.8 s and 3.6 s instead of 5 s ... 10 h.
   const svc = await startService({
+    smtp: true,
     env: {
       UNSAFE_ALLOW_PRIVATE_WEBHOOKS: "1",
       DELIVERY_RETRY_SCALE: "0.0001",
@@ -134,10 +53,15 @@ Deno.test("deliveries: outcomes and retries", async (t) => {
   const receivers: Record<string, Receiver> = {};
   const receive = (name: string, reply?: Parameters<typeof startReceiver>[0]) =>
     receivers[name] = startReceiver(reply);
+  // The first attempt to "dropped" is held until the test has deleted the webhook.
+  let releaseDropped = () => {};
+  const droppedHeld = new Promise<void>((resolve) => releaseDropped = resolve);
   try {
     const client = walletClient(svc, await newToken(svc));
     // Reading the call log costs a credit per entry; the welcome credits would not last.
     await buyCredits(svc, client.token);
+    // First, so that its first run (on the next minute) comes while the other steps run.
+    receive("scheduled", () => new Response("down", { status: 503 }));
     receive("ok");
     receive("flaky", (_, i) => new Response(i === 0 ? "busy" : "ok", { status: i === 0 ? 503 : 200 }));
     receive(
@@ -146,19 +70,20 @@ Deno.test("deliveries: outcomes and retries", async (t) => {
     );
     receive("gone", () => new Response("no such hook", { status: 404 }));
     receive("down", () => new Response("down", { status: 500 }));
-    receive("scheduled", () => new Response("down", { status: 503 }));
     receive("deleted");
+    receive("dropped", async () => (await droppedHeld, new Response("busy", { status: 503 })));
     receive("slow");
     receivers.slow.reply((request, i) =>
       i === 0 ? receivers.slow.slowly(15_000)(request, i) : new Response("ok")
     );
 
     const secrets: Record<string, string> = {};
+    const mailboxes: Record<string, string> = {};
     for (const name of Object.keys(receivers)) {
       const config = name === "ok"
         ? { format: "slack", headers: { Authorization: "Bearer hook-token" } }
         : name === "scheduled"
-        ? { schedule: { cron: "0 0 1 1 *", timezone: "UTC" } }
+        ? { schedule: { cron: "* * * * *", timezone: "UTC" } }
         : {};
       const created = await client.postJson("/webhook", {
         url: `${receivers[name].url}/${name}`,
@@ -167,36 +92,15 @@ Deno.test("deliveries: outcomes and retries", async (t) => {
       });
       assert.equal(created.status, 200, created.text);
       secrets[name] = created.json().secret;
+      mailboxes[name] = created.json().email;
     }
     const hash = await sha256Hex(client.token);
-    const scheduledRun: Queued = {
-      client,
-      webhookId: "scheduled",
-      cost: 2,
-      content: {
-        kind: "scheduled",
-        webhookId: "scheduled",
-        payload: {
-          type: "scheduled_webhook_run",
-          webhookId: "scheduled",
-          scheduledFor: "2027-01-01T00:00:00.000Z",
-          executedAt: new Date().toISOString(),
-          walletHash: hash,
-        },
-      },
-    };
-    const items = [
-      await email(client, "ok", "Quarterly report", new TextEncoder().encode("the report")),
-      await email(client, "flaky", "Flaky"),
-      await email(client, "throttled", "Throttled"),
-      await email(client, "gone", "Gone"),
-      await email(client, "down", "Down"),
-      await email(client, "deleted", "Deleted"),
-      await email(client, "slow", "Slow"),
-      scheduledRun,
-    ];
     assert.equal((await client.delete("/webhook/deleted")).status, 200);
-    await accept(svc, items);
+    await accepted(svc, mailboxes.ok, "Quarterly report", "the report");
+    for (const name of ["flaky", "throttled", "gone", "down", "dropped", "slow"]) {
+      await accepted(svc, mailboxes[name], name[0].toUpperCase() + name.slice(1));
+    }
+    assert.equal(await email(svc, mailboxes.deleted, "Deleted"), 550, "a deleted mailbox is refused at RCPT");
 
     await t.step(
       "success: signed, formatted, custom headers, attachment link, logged with its cost",
@@ -221,8 +125,8 @@ Deno.test("deliveries: outcomes and retries", async (t) => {
         const emails = (await client.get("/token/logs?type=email&n=100")).json().logs;
         assert.deepEqual(
           emails.map((l: any) => l.cost).sort(),
-          [2, 2, 2, 2, 2, 2, 2, 5],
-          "charged when accepted",
+          [2, 2, 2, 2, 2, 2, 5],
+          "charged when accepted, the refused mail not at all",
         );
       },
     );
@@ -231,9 +135,8 @@ Deno.test("deliveries: outcomes and retries", async (t) => {
       const [request] = await receivers.flaky.waitFor(2);
       const body = JSON.parse(request.body);
       assert.deepEqual(body.attachments, []);
-      const withFile = await email(client, "flaky", "With a file", new TextEncoder().encode("file body"));
       receivers.flaky.reply(() => new Response("ok"));
-      await accept(svc, [withFile]);
+      await accepted(svc, mailboxes.flaky, "With a file", "file body");
       const [, , third] = await receivers.flaky.waitFor(3);
       const [attachment] = JSON.parse(third.body).attachments;
       assert.deepEqual([attachment.filename, attachment.size, attachment.contentType], [
@@ -284,14 +187,27 @@ Deno.test("deliveries: outcomes and retries", async (t) => {
       ]]);
     });
 
-    await t.step("a scheduled run is not retried; a deleted webhook gets nothing", async () => {
-      const [run] = await receivers.scheduled.waitFor(1);
-      assert.deepEqual(JSON.parse(run.body), scheduledRun.content.payload);
-      new Webhook(secrets.scheduled).verify(run.body, run.headers);
+    await t.step(
+      "mail to a deleted webhook's address is refused: nothing delivered, nothing logged",
+      async () => {
+        await sleep(500);
+        assert.equal(receivers.deleted.received.length, 0);
+        assert.deepEqual(await deliveryLogs(client, "deleted"), []);
+      },
+    );
+
+    await t.step("a webhook deleted while its delivery is pending gets no further attempt", async () => {
+      await receivers.dropped.waitFor(1);
+      assert.equal((await client.delete("/webhook/dropped")).status, 200);
+      releaseDropped();
+      const logs = await eventually("the failed attempt logged", async () => {
+        const logs = await deliveryLogs(client, "dropped");
+        return logs.length ? logs : undefined;
+      });
       await sleep(1500);
-      assert.equal(receivers.scheduled.received.length, 1);
-      assert.equal(receivers.deleted.received.length, 0);
-      assert.deepEqual(await deliveryLogs(client, "deleted"), []);
+      assert.equal(receivers.dropped.received.length, 1);
+      assert.deepEqual(logs.map((l: any) => [l.status_code, l.cost]), [[503, 2]]);
+      assert.equal((await deliveryLogs(client, "dropped")).length, 1);
     });
 
     await t.step("a timeout is retried", async () => {
@@ -327,11 +243,41 @@ Deno.test("deliveries: outcomes and retries", async (t) => {
       },
     );
 
+    await t.step(
+      "a scheduled run is delivered once and not retried: the next run comes instead",
+      async () => {
+        // The schedule runs every minute; its first run may still be up to a minute away.
+        const [run] = await receivers.scheduled.waitFor(1, 65_000);
+        const body = new Webhook(secrets.scheduled).verify(run.body, run.headers) as any;
+        assert.deepEqual(Object.keys(body).sort(), [
+          "executedAt",
+          "scheduledFor",
+          "type",
+          "walletHash",
+          "webhookId",
+        ]);
+        assert.deepEqual([body.type, body.webhookId, body.walletHash], [
+          "scheduled_webhook_run",
+          "scheduled",
+          hash,
+        ]);
+        assert.match(body.scheduledFor, /^\d{4}-\d\d-\d\dT\d\d:\d\d:00\.000Z$/);
+        assert.ok(Date.parse(body.executedAt) >= Date.parse(body.scheduledFor));
+        await sleep(1500);
+        // A retry would repeat the run's webhook-id; later runs (one a minute) each have their own.
+        const ids = receivers.scheduled.received.map((r) => r.headers["webhook-id"]);
+        assert.equal(new Set(ids).size, ids.length, "each run attempted once");
+        const paused = JSON.stringify({ schedule: { active: false } });
+        assert.equal((await client.patch("/webhook/scheduled", paused)).status, 200);
+      },
+    );
+
     await t.step("the audit stays clean", async () => {
       const audit = await auditOf(svc);
       assert.equal(audit.code, 0, audit.stdout + audit.stderr);
     });
   } finally {
+    releaseDropped();
     for (const receiver of Object.values(receivers)) await receiver.close();
     await svc.dispose();
   }
@@ -339,13 +285,12 @@ Deno.test("deliveries: outcomes and retries", async (t) => {
 
 Deno.test("deliveries: a retry pending across a crash and restart still happens", async () => {
   // The real retry schedule: the first retry waits 5 s, long enough to kill and restart the service.
-  const svc = await startService({ env: { UNSAFE_ALLOW_PRIVATE_WEBHOOKS: "1" } });
+  const svc = await startService({ smtp: true, env: { UNSAFE_ALLOW_PRIVATE_WEBHOOKS: "1" } });
   const receiver = startReceiver(() => new Response("busy", { status: 503 }));
   try {
     const client = walletClient(svc, await newToken(svc));
-    const secret =
-      (await client.postJson("/webhook", { url: `${receiver.url}/r`, webhookId: "r" })).json().secret;
-    await accept(svc, [await email(client, "r", "Survives")]);
+    const created = (await client.postJson("/webhook", { url: `${receiver.url}/r`, webhookId: "r" })).json();
+    await accepted(svc, created.email, "Survives");
     const [first] = await receiver.waitFor(1);
     await eventually(
       "the failed attempt recorded",
@@ -359,7 +304,7 @@ Deno.test("deliveries: a retry pending across a crash and restart still happens"
     const [, second] = await receiver.waitFor(2, 20_000);
     assert.equal(second.headers["webhook-id"], first.headers["webhook-id"]);
     assert.ok(second.at - first.at >= 4_500, `retried after ${second.at - first.at} ms`);
-    new Webhook(secret).verify(second.body, second.headers);
+    new Webhook(created.secret).verify(second.body, second.headers);
     const logs = await eventually("both attempts logged", async () => {
       const logs = await deliveryLogs(client, "r");
       return logs.length === 2 ? logs : undefined;
@@ -380,16 +325,19 @@ Deno.test({
   ignore: embedded,
   async fn() {
     const env = { UNSAFE_ALLOW_PRIVATE_WEBHOOKS: "1", PAYMENT_WEBHOOK_SECRET: TEST_PAYMENT_SECRET };
-    const one = await startService({ env });
+    const one = await startService({ smtp: true, env });
     const two = await startService({ env, sharedWith: one });
     // Slow answers keep both workers busy at once, so both claim.
     const receiver = startReceiver(async () => (await sleep(50), new Response("ok")));
     try {
       const client = walletClient(one, await newToken(one));
       await buyCredits(one, client.token);
-      await client.postJson("/webhook", { url: `${receiver.url}/m`, webhookId: "m" });
-      const items = await Promise.all(Array.from({ length: 40 }, (_, i) => email(client, "m", `Mail ${i}`)));
-      await accept(one, items);
+      const mailbox =
+        (await client.postJson("/webhook", { url: `${receiver.url}/m`, webhookId: "m" })).json().email;
+      // Ten senders at a time, as several mail servers would deliver at once.
+      for (let batch = 0; batch < 40; batch += 10) {
+        await Promise.all(Array.from({ length: 10 }, (_, i) => accepted(one, mailbox, `Mail ${batch + i}`)));
+      }
       await receiver.waitFor(40, 30_000);
       await sleep(1500);
       const ids = receiver.received.map((r) => r.headers["webhook-id"]);

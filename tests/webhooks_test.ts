@@ -4,11 +4,10 @@ import assert from "node:assert/strict";
 import { call, newToken, walletClient } from "./helpers/client.ts";
 import { auditOf, embedded, runTask, startService } from "./helpers/service.ts";
 import { sha256Hex } from "../src/ids.ts";
-import { signStripePayload } from "../src/payments/stripe_signature.ts";
+import { buyCredits, TEST_PAYMENT_SECRET } from "./helpers/credits.ts";
 
 const URL_A = "https://hooks.example.com/a";
 const URL_B = "https://hooks.example.com/b";
-const PAYMENT_SECRET = "whsec_test_payment_secret";
 const MAILBOX = /^r_[a-z0-9]{24}@mail\.localhost$/;
 
 type Client = ReturnType<typeof walletClient>;
@@ -19,7 +18,7 @@ function json(client: Client, method: "PUT" | "PATCH", path: string, value: unkn
 }
 
 Deno.test("webhook registry", async (t) => {
-  const svc = await startService({ env: { PAYMENT_WEBHOOK_SECRET: PAYMENT_SECRET } });
+  const svc = await startService({ env: { PAYMENT_WEBHOOK_SECRET: TEST_PAYMENT_SECRET } });
   // A fresh wallet with 100 credits for each step, so no step depends on another's leftovers.
   const fresh = async () => walletClient(svc, await newToken(svc));
   try {
@@ -616,21 +615,7 @@ Deno.test("webhook registry", async (t) => {
 
     await t.step("at most 100 webhooks per wallet", async () => {
       const client = await fresh();
-      const event = JSON.stringify({
-        id: `evt_${crypto.randomUUID()}`,
-        type: "checkout.session.completed",
-        data: {
-          object: { client_reference_id: client.token, payment_status: "paid", metadata: { tier: "1" } },
-        },
-      });
-      const paid = await call(svc, "POST", "/payments/webhook", {
-        body: event,
-        headers: {
-          "content-type": "application/json",
-          "stripe-signature": await signStripePayload(event, PAYMENT_SECRET, new Date()),
-        },
-      });
-      assert.equal(paid.status, 200, paid.text);
+      await buyCredits(svc, client.token);
       for (let start = 0; start < 100; start += 20) {
         const batch = await Promise.all(
           Array.from(

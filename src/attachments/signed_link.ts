@@ -2,6 +2,7 @@
 // where `sig` is the base64url HMAC-SHA256 of owner, id and expiry under the server secret. A link is
 // valid for 1 hour from the delivery attempt that hands it out.
 import type { AttachmentLink } from "../webhooks/payloads.ts";
+import { hmacSha256, timingSafeEqual } from "../hmac.ts";
 
 export const DOWNLOAD_LINK_TTL_MS = 3600 * 1000;
 
@@ -49,27 +50,13 @@ export async function checkAttachmentLink(secret: string, link: LinkParts, now: 
   const { expires, sig } = link;
   if (expires === undefined || sig === undefined || !/^\d{1,12}$/.test(expires)) return "invalid";
   const expected = await linkSignature(secret, link.owner, link.id, expires);
-  if (!constantTimeEqual(sig, expected)) return "invalid";
+  if (!timingSafeEqual(sig, expected)) return "invalid";
   return Number(expires) * 1000 > now.getTime() ? "valid" : "expired";
 }
 
 async function linkSignature(secret: string, owner: string, id: string, expires: string): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
   // Length-prefixed parts: no choice of owner and id can make two different links sign alike.
   const signed = `attachment-link-v1\n${owner.length}:${owner}\n${id.length}:${id}\n${expires}`;
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(signed)));
+  const mac = await hmacSha256(secret, signed);
   return btoa(String.fromCharCode(...mac)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-function constantTimeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
 }

@@ -123,8 +123,8 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
   }
 
   const server = new SMTPServer({
+    // The greeting is `220 <name> ESMTP`; smtp-server writes both, so no banner repeats them.
     name: options.mailDomain,
-    banner: `${options.mailDomain} ESMTP`,
     // An MX takes mail from anyone; AUTH would only invite password guessing.
     authOptional: true,
     disabledCommands: tls ? ["AUTH"] : ["AUTH", "STARTTLS"],

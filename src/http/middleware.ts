@@ -35,8 +35,9 @@ export function accessLog(enabled: boolean): MiddlewareHandler<AppEnv> {
   };
 }
 
+/** Token lengths after trimming; /openapi.json documents the same bounds (openapi.ts TokenHeader). */
 export const MIN_TOKEN_LENGTH = 10;
-const MAX_TOKEN_LENGTH = 256;
+export const MAX_TOKEN_LENGTH = 256;
 
 /** Resolves X-Token to an active wallet, or answers 401. */
 export const requireWallet: MiddlewareHandler<AppEnv> = async (c, next) => {

@@ -1,8 +1,14 @@
 // Shared pieces of the route declarations that /openapi.json is generated from.
 import { z } from "@hono/zod-openapi";
+import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from "./middleware.ts";
 
+// Only the lower bound is a schema rule: requireWallet refuses any other length with 401 before the
+// route's validation runs. It checks the trimmed token, so a maximum on the raw header could refuse
+// a token it accepts.
 export const TokenHeader = z.object({
-  "x-token": z.string().min(10).optional().openapi({ description: "Wallet token, at least 10 characters" }),
+  "x-token": z.string().min(MIN_TOKEN_LENGTH).optional().openapi({
+    description: `Wallet token, ${MIN_TOKEN_LENGTH} to ${MAX_TOKEN_LENGTH} characters`,
+  }),
 });
 
 const text = (description: string) => ({

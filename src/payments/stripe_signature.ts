@@ -1,6 +1,8 @@
 // The Stripe-style `Stripe-Signature` check of `POST /payments/webhook` (CONTRACT section 4):
 // `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">` under the payment webhook secret.
 
+import { hmacSha256, timingSafeEqual } from "../hmac.ts";
+
 /** Longer headers are refused before any work; Stripe sends two or three entries. */
 const MAX_HEADER_LENGTH = 4096;
 const PREFIX = "Invalid Stripe-Signature";
@@ -26,7 +28,7 @@ export async function verifyStripeSignature(
   // As Stripe's libraries do, the signature is checked first and the timestamp after, so a
   // forger learns nothing about the clock.
   const expected = await hmacHex(secret, `${parsed.timestamp}.${body}`);
-  if (!parsed.signatures.some((signature) => constantTimeEqual(signature, expected))) {
+  if (!parsed.signatures.some((signature) => timingSafeEqual(signature, expected))) {
     return `${PREFIX}: no matching v1 signature`;
   }
   const age = Math.floor(now.getTime() / 1000) - parsed.timestamp;
@@ -70,22 +72,6 @@ function parseHeader(header: string): SignatureHeader | null {
 }
 
 async function hmacHex(secret: string, payload: string): Promise<string> {
-  const encoder = new TextEncoder();
-  const key = await crypto.subtle.importKey(
-    "raw",
-    encoder.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(payload)));
+  const mac = await hmacSha256(secret, payload);
   return Array.from(mac, (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-
-/** Time depends only on the lengths, never on where the strings first differ. */
-function constantTimeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let difference = 0;
-  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return difference === 0;
 }

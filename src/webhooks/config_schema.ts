@@ -1,10 +1,12 @@
 // What a client may send to configure a webhook (CONTRACT section 6): one zod schema per request
-// shape (create, replace, patch), then the rules that span fields or need the configuration.
-import { z } from "zod";
+// shape (create, replace, patch), then the rules that span fields or need the configuration. Built
+// with the `z` of zod-openapi (zod plus `.openapi()`), so the same schemas document the API.
+import { z } from "@hono/zod-openapi";
 import { EMAIL_FORMATS, type EmailFormat } from "./payloads.ts";
 import { PAGERDUTY_SEVERITIES } from "./formats/pagerduty.ts";
 import { validateTemplate } from "./formats/custom_template.ts";
 import { checkWebhookUrl } from "./url_safety.ts";
+import { HEADER_NAME, HEADER_VALUE, RESERVED_HEADERS } from "./headers.ts";
 import { validateSchedule } from "../schedules/cron.ts";
 
 export const MAX_WEBHOOKS_PER_WALLET = 100;
@@ -15,24 +17,18 @@ const MAX_HEADER_NAME = 256;
 const MAX_HEADER_VALUE = 4096;
 const MAX_OPTION_NAME = 64;
 
+export const WEBHOOK_ID_PATTERN = /^[A-Za-z0-9_-]{1,30}$/;
 export const WEBHOOK_ID_RULE = "must be 1 to 30 characters of A-Z a-z 0-9 _ -";
-export const WebhookId = z.string().regex(/^[A-Za-z0-9_-]{1,30}$/, WEBHOOK_ID_RULE);
+/** A webhookId, in a body or (through WebhookIdParam) in a path. */
+export const WebhookId = z.string().regex(WEBHOOK_ID_PATTERN, WEBHOOK_ID_RULE).openapi({
+  example: "default",
+});
+/** The `{webhookId}` path parameter of the /webhook/{webhookId} routes. */
+export const WebhookIdParam = z.object({
+  webhookId: WebhookId.openapi({ param: { name: "webhookId", in: "path" } }),
+});
 export const DEFAULT_WEBHOOK_ID = "default";
 
-// Headers the service sets itself on every delivery: a custom value would break the request or
-// its signature, so it is refused when configured rather than silently dropped when sent.
-const RESERVED_HEADERS = new Set([
-  "host",
-  "content-type",
-  "content-length",
-  "transfer-encoding",
-  "connection",
-  "user-agent",
-  "webhook-id",
-  "webhook-timestamp",
-  "webhook-signature",
-]);
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
 
@@ -62,6 +58,8 @@ export const HeaderMap = z.record(
         ? `must be at most ${MAX_HEADER_VALUE} characters`
         : CONTROL.test(value)
         ? "must not contain control characters"
+        : !HEADER_VALUE.test(value)
+        ? "must contain only Latin-1 characters (up to U+00FF)"
         : null;
       if (problem) ctx.addIssue({ code: "custom", path: [name], message: problem });
     }

@@ -6,6 +6,7 @@ import https from "node:https";
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { isPublicAddress, stripBrackets } from "./url_safety.ts";
+import { HEADER_NAME, HEADER_VALUE, TRANSPORT_HEADERS } from "./headers.ts";
 import { describeError } from "../log.ts";
 
 export type PostResult =
@@ -36,17 +37,6 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 /** Response bytes read (then discarded) before the connection is dropped. */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 const MAX_ERROR_DETAIL = 200;
-
-// Headers the transport owns: the body is always JSON of a known length for the URL's host.
-const RESERVED_HEADERS = new Set([
-  "host",
-  "content-type",
-  "content-length",
-  "transfer-encoding",
-  "connection",
-]);
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 type Outcome =
   | { ok: true; status: number }
@@ -134,7 +124,7 @@ function buildHeaders(given: Record<string, string>, target: URL): Record<string
     // Only the name is quoted: values may be secrets.
     if (!HEADER_NAME.test(name)) return `invalid header name "${clean(name, 64)}"`;
     if (typeof value !== "string" || !HEADER_VALUE.test(value)) return `invalid value of header "${name}"`;
-    if (!RESERVED_HEADERS.has(name.toLowerCase())) headers[name] = value;
+    if (!TRANSPORT_HEADERS.has(name.toLowerCase())) headers[name] = value;
   }
   headers["Host"] = target.host;
   headers["Content-Type"] = "application/json";

@@ -1,6 +1,8 @@
 // Standard Webhooks v1 signing (CONTRACT section 8): per-webhook `whsec_` secrets and the
 // `webhook-id`, `webhook-timestamp`, `webhook-signature` headers receivers verify.
 
+import { hmacSha256 } from "../hmac.ts";
+
 const SECRET_PREFIX = "whsec_";
 const SECRET_BYTES = 32;
 
@@ -32,15 +34,7 @@ export async function signatureHeaders(
   }
   const seconds = Math.floor(timestamp.getTime() / 1000);
   if (!Number.isFinite(seconds)) throw new Error("Invalid webhook timestamp: not a valid date");
-  const key = await crypto.subtle.importKey(
-    "raw",
-    decodeSecret(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const signed = new TextEncoder().encode(`${messageId}.${seconds}.${body}`);
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, signed));
+  const mac = await hmacSha256(decodeSecret(secret), `${messageId}.${seconds}.${body}`);
   return {
     "webhook-id": messageId,
     "webhook-timestamp": String(seconds),
@@ -50,7 +44,7 @@ export async function signatureHeaders(
 
 // The HMAC key is the decoded bytes after the prefix; like the reference libraries, a bare base64
 // secret without the prefix is accepted too.
-function decodeSecret(secret: string): Uint8Array<ArrayBuffer> {
+function decodeSecret(secret: string): Uint8Array {
   const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
   let binary: string;
   try {

@@ -7,9 +7,13 @@ import { createServiceLedger, type ServiceLedgerOptions } from "../../src/servic
 import { offsetClock } from "../../src/clock.ts";
 import { parseConfig } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../src/http/env.ts";
 import { freshDatabase } from "./service.ts";
 
 export interface InProcessService {
+  /** The app itself, for what only it knows (its routes). */
+  app: OpenAPIHono<AppEnv>;
   db: Database;
   ledger: Ledger;
   clock: ReturnType<typeof offsetClock>;
@@ -57,6 +61,7 @@ export async function inProcessService(
   }
 
   return {
+    app,
     db,
     ledger,
     clock,

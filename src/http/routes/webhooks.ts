@@ -28,7 +28,7 @@ import {
   PatchWebhookInput,
   ReplaceWebhookInput,
   settingsFromInput,
-  WEBHOOK_ID_RULE,
+  WebhookIdParam,
   type WebhookSettings,
 } from "../../webhooks/config_schema.ts";
 import {
@@ -61,11 +61,6 @@ const WEBHOOK_NOT_FOUND = "Webhook not found";
 const NOT_ATTEMPTED = "webhook call failed: not attempted, please retry";
 /** Random characters of a mailbox name: `r_` + 24 of [a-z0-9], about 124 bits. */
 const MAILBOX_RANDOM_CHARS = 24;
-
-const WebhookIdParam = z.object({
-  webhookId: z.string().regex(/^[A-Za-z0-9_-]{1,30}$/, WEBHOOK_ID_RULE)
-    .openapi({ param: { name: "webhookId", in: "path" }, example: "default" }),
-});
 
 const Schedule = z.object({
   cron: z.string(),

@@ -15,6 +15,8 @@ type Piece = { text: string } | { alternatives: Alternative[] } | { error: strin
 const NAME = String.raw`[^\s.\[\]|"{}]+`;
 const PATH = new RegExp(String.raw`^${NAME}(?:\[-?\d+\])*(?:\.${NAME}(?:\[-?\d+\])*)*$`);
 const STEP = /([^.[\]]+)|\[(-?\d+)\]/g;
+// A name that indexes an array as `.0` or `.-1` does: the same integers brackets take.
+const DOT_INDEX = /^-?\d+$/;
 
 /**
  * Fills every placeholder in the string values of `template` (object keys are left as they are).
@@ -26,8 +28,9 @@ const STEP = /([^.[\]]+)|\[(-?\d+)\]/g;
  * - `a|b|"text"`: the first value that is not empty (`undefined`, `null` or `""`) wins. When all are
  *   empty, the last one's value stands, with `undefined` becoming `""`; so `{{x}}` with `x: null`
  *   gives `null`, and a path that leads nowhere gives `""`.
- * - Paths read own properties only (`{{subject.length}}` and `{{constructor}}` lead nowhere) and
- *   index arrays only with brackets (`attachments[0]`, `attachments[-1]` for the last).
+ * - Paths read own properties only (`{{subject.length}}` and `{{constructor}}` lead nowhere). Arrays
+ *   are indexed with brackets or dots alike, negative from the end: `attachments[0]` is
+ *   `attachments.0`, `attachments[-1]` is `attachments.-1` (the last).
  * - Inserted values are never scanned again, so `{{` inside an email stays as it is.
  * - A placeholder `validateTemplate` would reject renders as `""`; a `{{` without a closing `}}` is text.
  */
@@ -85,10 +88,13 @@ function resolve(alternatives: Alternative[], context: Record<string, unknown>):
 function lookUp(context: Record<string, unknown>, path: Step[]): unknown {
   let current: unknown = context;
   for (const step of path) {
-    if ("key" in step) {
+    if (Array.isArray(current)) {
+      const index = "index" in step ? step.index : DOT_INDEX.test(step.key) ? Number(step.key) : undefined;
+      current = index === undefined ? undefined : current.at(index);
+    } else if ("key" in step) {
       current = isPlainObject(current) && Object.hasOwn(current, step.key) ? current[step.key] : undefined;
     } else {
-      current = Array.isArray(current) ? current.at(step.index) : undefined;
+      current = undefined;
     }
     if (current === undefined) return undefined;
   }

@@ -1,7 +1,7 @@
 // The Discord webhook body for an inbound email: one markdown `content` (CONTRACT section 7).
 
-import type { Address, EmailPayload } from "../payloads.ts";
-import { cut, oneLine } from "./text.ts";
+import type { EmailPayload } from "../payloads.ts";
+import { cut, oneLine, senderLine } from "./text.ts";
 
 /** The JSON body POSTed to a Discord webhook. */
 export interface DiscordMessage {
@@ -14,25 +14,17 @@ export interface DiscordMessage {
 const MAX_CONTENT = 2_000;
 // Caps on the raw header parts (escaping may double them), so a huge subject cannot crowd out the body.
 const MAX_SUBJECT = 200;
-const MAX_NAME = 80;
-const MAX_EMAIL = 254;
+const SENDER = { escape: escapeMarkdown, maxName: 80, maxEmail: 254 };
 
 /** `**<subject>**\nFrom: <name> <<email>>\n\n<text>` with mentions switched off. */
 export function discordMessage(payload: EmailPayload, text: string): DiscordMessage {
   const subject = escapeMarkdown(cut(oneLine(payload.subject) || "(no subject)", MAX_SUBJECT));
-  const header = `**${subject}**\nFrom: ${sender(payload.from)}\n\n`;
+  const header = `**${subject}**\nFrom: ${senderLine(payload.from, SENDER)}\n\n`;
   return {
     content: header + cut(text, MAX_CONTENT - header.length),
     // `parse: []` makes `@everyone`, `@here` and role or user mentions in an email inert text.
     allowed_mentions: { parse: [] },
   };
-}
-
-function sender(from: Address): string {
-  const name = escapeMarkdown(cut(oneLine(from.name), MAX_NAME));
-  const email = escapeMarkdown(cut(oneLine(from.email), MAX_EMAIL));
-  if (name !== "" && email !== "") return `${name} <${email}>`;
-  return name || email || "unknown";
 }
 
 // Only the header parts are escaped: they sit inside `**...**`, which a stray `*` or `_` would break.

@@ -1,7 +1,7 @@
 // Turns an inbound email into the JSON body of a mailbox webhook, per the webhook's `format`
 // (CONTRACT section 7). Pure: no clock, no network.
 
-import { convert } from "html-to-text";
+import { htmlToText } from "../../html_to_text.ts";
 import type { EmailPayload, FormatSettings } from "../payloads.ts";
 import { renderTemplate } from "./custom_template.ts";
 import { discordMessage } from "./discord.ts";
@@ -38,19 +38,7 @@ export function renderEmail(payload: EmailPayload, settings: FormatSettings): Re
 export function plainText(payload: EmailPayload): string {
   // A text part of only whitespace is what some mailers send beside a real HTML part.
   if (payload.text.trim() !== "" || payload.html.trim() === "") return payload.text;
-  return convert(payload.html, {
-    // Chat targets wrap lines themselves; hard wraps at 80 columns would show as ragged lines.
-    wordwrap: false,
-    selectors: [
-      // Images are mostly tracking pixels and logos: their URLs are noise in a chat message.
-      { selector: "img", format: "skip" },
-      { selector: "a", options: { hideLinkHrefIfSameAsText: true } },
-      ...["h1", "h2", "h3", "h4", "h5", "h6"].map((selector) => ({
-        selector,
-        options: { uppercase: false },
-      })),
-    ],
-  });
+  return htmlToText(payload.html, { forChat: true });
 }
 
 function customBody(payload: EmailPayload, template: Record<string, unknown> | undefined) {

@@ -1,7 +1,7 @@
 // The Slack incoming-webhook body for an inbound email: one mrkdwn `text` (CONTRACT section 7).
 
-import type { Address, EmailPayload } from "../payloads.ts";
-import { cutEscaped, escapeEntities, oneLine } from "./text.ts";
+import type { EmailPayload } from "../payloads.ts";
+import { cutEscaped, escapeEntities, oneLine, senderLine } from "./text.ts";
 
 /** The JSON body POSTed to a Slack incoming webhook. */
 export interface SlackMessage {
@@ -10,25 +10,17 @@ export interface SlackMessage {
 
 // Slack truncates `text` beyond 40,000 characters; stay below with room for the ellipsis.
 const MAX_TEXT = 39_000;
-// Caps on the header parts (after escaping), so a huge subject cannot crowd out the body.
+// Caps on the header parts, so a huge subject cannot crowd out the body (the subject's after escaping).
 const MAX_SUBJECT = 1_000;
-const MAX_NAME = 256;
-const MAX_EMAIL = 320;
+// The angle brackets around the address are escaped too (`&lt;ann@x.test&gt;`): Slack shows them as
+// `<` and `>`, while a bare `<...>` would be read as a link or mention control sequence.
+const SENDER = { escape: escapeEntities, maxName: 256, maxEmail: 320 };
 
 /** `*<subject>*\nFrom: <name> <<email>>\n\n<text>` with every email-provided part escaped. */
 export function slackMessage(payload: EmailPayload, text: string): SlackMessage {
   const subject = cutEscaped(escapeEntities(oneLine(payload.subject) || "(no subject)"), MAX_SUBJECT);
-  const header = `*${subject}*\nFrom: ${sender(payload.from)}\n\n`;
+  const header = `*${subject}*\nFrom: ${senderLine(payload.from, SENDER)}\n\n`;
   const budget = MAX_TEXT - header.length;
   // Escaping only lengthens text, so the first `budget + 1` units are enough to decide the cut.
   return { text: header + cutEscaped(escapeEntities(text.slice(0, budget + 1)), budget) };
-}
-
-// The angle brackets around the address are escaped too (`&lt;ann@x.test&gt;`): Slack shows them as
-// `<` and `>`, while a bare `<...>` would be read as a link or mention control sequence.
-function sender(from: Address): string {
-  const name = cutEscaped(escapeEntities(oneLine(from.name)), MAX_NAME);
-  const email = cutEscaped(escapeEntities(oneLine(from.email)), MAX_EMAIL);
-  if (name !== "" && email !== "") return `${name} &lt;${email}&gt;`;
-  return name || email || "unknown";
 }

@@ -2,7 +2,7 @@
 // (CONTRACT section 7, notes/webhooks.md section 3.3).
 
 import type { AttachmentLink, EmailPayload } from "../payloads.ts";
-import { cut, ELLIPSIS, oneLine } from "./text.ts";
+import { cut, ELLIPSIS, oneLine, senderLine } from "./text.ts";
 
 /** The JSON body POSTed to a Teams Workflows webhook. */
 export interface TeamsMessage {
@@ -32,14 +32,13 @@ const MAX_BODY_BYTES = 20_000;
 // Caps on the short parts, so that even in the worst case (every character escaped as `\u00XX` in
 // JSON) they leave most of the budget to the text.
 const MAX_SUBJECT = 500;
-const MAX_NAME = 100;
-const MAX_EMAIL = 254;
+const SENDER = { maxName: 100, maxEmail: 254 };
 const MAX_ATTACHMENTS = 500;
 const encoder = new TextEncoder();
 
 /** An Adaptive Card with the subject, a From (and Attachments) fact set and the text. */
 export function teamsMessage(payload: EmailPayload, text: string): TeamsMessage {
-  const facts = [{ title: "From", value: sender(payload) }];
+  const facts = [{ title: "From", value: senderLine(payload.from, SENDER) }];
   if (payload.attachments.length > 0) {
     facts.push({ title: "Attachments", value: cut(attachmentList(payload.attachments), MAX_ATTACHMENTS) });
   }
@@ -70,13 +69,6 @@ export function teamsMessage(payload: EmailPayload, text: string): TeamsMessage 
   // Measure the card with an empty text, then give the text what is left of the byte budget.
   textBlock.text = cutToJsonBytes(text, MAX_BODY_BYTES - jsonBytes(message));
   return message;
-}
-
-function sender(payload: EmailPayload): string {
-  const name = cut(oneLine(payload.from.name), MAX_NAME);
-  const email = cut(oneLine(payload.from.email), MAX_EMAIL);
-  if (name !== "" && email !== "") return `${name} <${email}>`;
-  return name || email || "unknown";
 }
 
 function attachmentList(attachments: AttachmentLink[]): string {

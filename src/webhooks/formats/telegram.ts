@@ -1,8 +1,9 @@
 // The Telegram Bot API `sendMessage` body for an inbound email, in Telegram's HTML parse mode
 // (CONTRACT section 7, notes/webhooks.md section 3.4).
 
-import type { Address, EmailPayload } from "../payloads.ts";
-import { cutEscaped, escapeEntities, oneLine } from "./text.ts";
+import type { EmailPayload } from "../payloads.ts";
+import { codePointLength } from "../../text_bounds.ts";
+import { cutCodePointsMarked, escapeEntities, oneLine, senderLine } from "./text.ts";
 
 /** The JSON body POSTed to Telegram's `sendMessage`. */
 export interface TelegramMessage {
@@ -17,15 +18,15 @@ export interface TelegramOptions {
   chat_id?: string;
 }
 
-// Telegram takes at most 4096 characters of text. Counting the escaped HTML in UTF-16 units is
-// conservative: entities and tags count fully, and units are never fewer than characters.
+// Telegram takes at most 4096 characters of text, counted after entity parsing: the text shown, in
+// code points (tdlib compares utf8_length of the parsed text with message_text_length_max). Tags and
+// escapes do not count, so the cuts are made on the raw text, and escaping comes after.
 const MAX_TEXT = 4_096;
-// Caps on the header parts (after escaping), so a huge subject cannot crowd out the body.
+// Caps on the header parts (characters shown), so a huge subject cannot crowd out the body.
 const MAX_SUBJECT = 1_000;
-const MAX_NAME = 256;
-const MAX_EMAIL = 320;
+const SENDER = { maxName: 256, maxEmail: 320 };
 
-/** `<b>subject</b>\nFrom: name &lt;email&gt;\n\ntext`, HTML-escaped and cut to 4096 characters. */
+/** `<b>subject</b>\nFrom: name &lt;email&gt;\n\ntext`, HTML-escaped, 4096 characters shown at most. */
 export function telegramMessage(
   payload: EmailPayload,
   text: string,
@@ -35,14 +36,14 @@ export function telegramMessage(
   if (options.chat_id === undefined || options.chat_id === "") {
     throw new Error('Missing option "chat_id" for the telegram format');
   }
-  const subject = cutEscaped(escapeEntities(oneLine(payload.subject) || "(no subject)"), MAX_SUBJECT);
-  // Only the header holds tags, and it is never cut after they are added: no tag can be left broken.
-  const header = `<b>${subject}</b>\nFrom: ${sender(payload.from)}\n\n`;
-  const budget = MAX_TEXT - header.length;
+  const subject = cutCodePointsMarked(oneLine(payload.subject) || "(no subject)", MAX_SUBJECT);
+  const from = senderLine(payload.from, SENDER);
+  const shownHeader = `${subject}\nFrom: ${from}\n\n`;
+  const body = cutCodePointsMarked(text, MAX_TEXT - codePointLength(shownHeader));
   return {
     chat_id: chatId(options.chat_id),
-    // Escaping only lengthens text, so the first `budget + 1` units are enough to decide the cut.
-    text: header + cutEscaped(escapeEntities(text.slice(0, budget + 1)), budget),
+    // Every cut is made before escaping, so no entity is split; the only tag is the header's bold.
+    text: `<b>${escapeEntities(subject)}</b>\nFrom: ${escapeEntities(from)}\n\n${escapeEntities(body)}`,
     parse_mode: "HTML",
     link_preview_options: { is_disabled: true },
   };
@@ -54,11 +55,4 @@ function chatId(value: string): number | string {
   const id = Number(value);
   // An id beyond 2^53 would be changed by the conversion; the string is then the safer form.
   return Number.isSafeInteger(id) ? id : value;
-}
-
-function sender(from: Address): string {
-  const name = cutEscaped(escapeEntities(oneLine(from.name)), MAX_NAME);
-  const email = cutEscaped(escapeEntities(oneLine(from.email)), MAX_EMAIL);
-  if (name !== "" && email !== "") return `${name} &lt;${email}&gt;`;
-  return name || email || "unknown";
 }

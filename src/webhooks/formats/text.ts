@@ -1,5 +1,8 @@
-// Text helpers the chat formats share: single header lines, cuts that never split a character or
-// an entity, and the three-character escaping of Slack mrkdwn and Telegram HTML.
+// Text helpers the chat formats share: single header lines, the sender line, cuts that never split a
+// character or an entity, and the three-character escaping of Slack mrkdwn and Telegram HTML.
+
+import { codePointLength, cutChars, cutCodePoints, isHighSurrogate } from "../../text_bounds.ts";
+import type { Address } from "../payloads.ts";
 
 export const ELLIPSIS = "…";
 
@@ -8,16 +11,33 @@ export function oneLine(value: string): string {
   return value.replace(/\s+/g, " ").trim();
 }
 
-export function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
+export interface SenderLineOptions {
+  /** The format's escaping, applied after the cut so that a cut never splits an escape. */
+  escape?: (text: string) => string;
+  /** Caps on the raw name and address, so a huge header cannot crowd out the body. */
+  maxName: number;
+  maxEmail: number;
+}
+
+/** `name <email>`, or whichever of the two there is, or `unknown`: one line, each part capped. */
+export function senderLine(from: Address, options: SenderLineOptions): string {
+  const escape = options.escape ?? ((text: string) => text);
+  const name = cut(oneLine(from.name), options.maxName);
+  const email = cut(oneLine(from.email), options.maxEmail);
+  if (name !== "" && email !== "") return escape(`${name} <${email}>`);
+  return escape(name || email || "unknown");
 }
 
 /** Cuts to `max` UTF-16 units including the marker, never between the halves of a surrogate pair. */
 export function cut(value: string, max: number, marker = ELLIPSIS): string {
   if (value.length <= max) return value;
-  let end = max - marker.length;
-  if (isHighSurrogate(value.charCodeAt(end - 1))) end--;
-  return value.slice(0, end) + marker;
+  return cutChars(value, max - marker.length).text + marker;
+}
+
+/** Cuts to `max` code points including the marker: what Telegram counts as characters. */
+export function cutCodePointsMarked(value: string, max: number, marker = ELLIPSIS): string {
+  if (!cutCodePoints(value, max).cut) return value;
+  return cutCodePoints(value, max - codePointLength(marker)).text + marker;
 }
 
 /**
