@@ -57,7 +57,16 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
   if (!row) return undefined;
   const next = { ...row, version: event.version };
   const money = creditChange(event);
-  if (money) next.balance = money.balance;
+  if (money) {
+    // Paired with the ledger's payable-charge check: every balance an event states follows from the last.
+    if (money.balance !== row.balance + money.delta) {
+      throw new RangeError(
+        `Event ${event.type} of wallet ${event.walletId} v${event.version} states balance ${money.balance}, ` +
+          `not ${row.balance} + ${money.delta}`,
+      );
+    }
+    next.balance = money.balance;
+  }
   if (event.type === "CallBilled" && USED_BY_TOKEN.has(event.data.endpoint)) {
     next.last_used_at = event.recordedAt;
   }

@@ -156,3 +156,7 @@ Deno.test("the low-balance rule alerts once per episode, to the configured chann
     "a free call is no debit",
   );
 });
+
+Deno.test("the wallet fold refuses an event whose stated balance does not follow from the last", () => {
+  assert.throws(() => walletAfter(stream([...opened(), billed(1, 98)])), /states balance 98, not 100 \+ -1/);
+});
