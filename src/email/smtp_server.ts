@@ -10,7 +10,9 @@ import {
   smtpError,
   type SmtpReply,
   TEMPORARY_FAILURE,
+  TOO_MANY_FROM_ADDRESS,
 } from "./smtp_reply.ts";
+import { clientAddress, type ConnectionBounds, connectionGate } from "../net/connection_gate.ts";
 import { logError } from "../log.ts";
 
 /** Every bound of the receiver. */
@@ -18,10 +20,6 @@ export const SMTP_LIMITS = {
   /** CONTRACT section 9: "Messages over 10 MB: 552" (read as 10 MiB), advertised with SIZE. */
   maxMessageBytes: 10 * 1024 * 1024,
   maxRecipients: 50,
-  /** Each client may hold a whole message in memory while it is read: 64 x 10 MiB at worst. */
-  maxClients: 64,
-  /** Idle time allowed between two reads of a client's socket. */
-  socketTimeoutMs: 60_000,
   /**
    * A whole session, however busy: a client trickling one byte a minute is never idle, so only a
    * total bound stops it. 10 MiB at a slow 20 KB/s still fits.
@@ -32,6 +30,19 @@ export const SMTP_LIMITS = {
   sessionSweepMs: 15_000,
 } as const;
 
+export interface SmtpConnectionLimits extends ConnectionBounds {
+  /** Idle time allowed between two reads of a client's socket. */
+  idleTimeoutMs: number;
+}
+
+export const SMTP_CONNECTION_DEFAULTS: SmtpConnectionLimits = {
+  /** RFC 5321 section 4.5.3.2.7: a server should wait at least 5 minutes for the next command. */
+  idleTimeoutMs: 5 * 60_000,
+  /** Each client may hold a whole message in memory while it is read: 64 x 10 MiB at worst. */
+  maxConnections: 64,
+  maxConnectionsPerIp: 32,
+};
+
 export interface SmtpReceiverOptions extends EmailServices {
   port: number;
   hostname: string;
@@ -39,6 +50,8 @@ export interface SmtpReceiverOptions extends EmailServices {
   tls?: { certPath: string; keyPath: string };
   /** Overrides SMTP_LIMITS.maxSessionMs (tests). */
   maxSessionMs?: number;
+  /** Idle time and connection bounds (configuration); defaults in SMTP_CONNECTION_DEFAULTS. */
+  limits?: Partial<SmtpConnectionLimits>;
 }
 
 export interface SmtpReceiver {
@@ -58,6 +71,10 @@ interface Connection {
 export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<SmtpReceiver> {
   const limits = SMTP_LIMITS;
   const maxSessionMs = options.maxSessionMs ?? limits.maxSessionMs;
+  const connectionLimits = { ...SMTP_CONNECTION_DEFAULTS, ...options.limits };
+  const gate = connectionGate(connectionLimits);
+  /** Sessions the gate let in, with the address they count against. */
+  const admitted = new Map<string, string>();
   const tls = options.tls ? await readTls(options.tls) : undefined;
   /** Start of each open session, by session id. */
   const sessionStarts = new Map<string, number>();
@@ -132,13 +149,16 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
     size: limits.maxMessageBytes,
     rejectOversized: true,
     maxRecipients: limits.maxRecipients,
-    maxClients: limits.maxClients,
-    socketTimeout: limits.socketTimeoutMs,
+    maxClients: connectionLimits.maxConnections,
+    socketTimeout: connectionLimits.idleTimeoutMs,
     closeTimeout: limits.closeTimeoutMs,
     // PTR lookups would make every connection wait on DNS; nothing here uses the name.
     disableReverseLookup: true,
     logger: false,
     onConnect(session, callback) {
+      const ip = clientAddress(session.remoteAddress);
+      if (gate.admit(ip) !== "admitted") return callback(smtpError(TOO_MANY_FROM_ADDRESS));
+      admitted.set(session.id, ip);
       sessionStarts.set(session.id, performance.now());
       callback();
     },
@@ -159,6 +179,10 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
     },
     onClose(session) {
       sessionStarts.delete(session.id);
+      const ip = admitted.get(session.id);
+      if (ip === undefined) return;
+      admitted.delete(session.id);
+      gate.release(ip);
     },
   });
   // Socket errors of one client land here; they must never become an uncaught exception.

@@ -7,12 +7,15 @@ import type { LogEndpoint } from "../../projections/call_logs.ts";
 import { errorResponse, renderBody, UNAUTHORIZED } from "./errors.ts";
 import { sha256Hex } from "../ids.ts";
 import { activeWallets } from "./wallet_cache.ts";
+import { MAX_REQUEST_BODY_BYTES, readBodyBytes } from "./body.ts";
 
 export interface BilledCall {
   cost: number;
   endpoint: LogEndpoint;
   prefetch?: BilledCommand["prefetch"];
   decide: BilledCommand["decide"];
+  /** False: the answer is not kept for the Idempotency-Key (a refusal that cost nothing). */
+  replayable?: boolean;
 }
 
 const REPLAYABLE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -31,9 +34,9 @@ export async function billed(c: Context<AppEnv>, call: BilledCall): Promise<Resp
   let decide = call.decide;
   let idempotency: BilledCommand["idempotency"];
   const key = c.req.header("idempotency-key");
-  if (key !== undefined && REPLAYABLE_METHODS.has(method)) {
+  if (key !== undefined && REPLAYABLE_METHODS.has(method) && call.replayable !== false) {
     if (IDEMPOTENCY_KEY.test(key)) {
-      const body = await c.req.text();
+      const body = new TextDecoder().decode(await readBodyBytes(c, MAX_REQUEST_BODY_BYTES));
       idempotency = { key, fingerprint: await sha256Hex(`${method}\n${loggedPath(c)}\n${body}`) };
     } else {
       decide = () => failure(400, "Invalid Idempotency-Key: must be 1 to 64 printable characters");

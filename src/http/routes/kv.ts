@@ -7,15 +7,18 @@ import { failure, textReply } from "../../ledger/command.ts";
 import { newEvent } from "../../../events/catalogue.ts";
 import { BILLING_NOTE, ERROR_RESPONSES, serve, textOk, textResponse, TokenHeader } from "../openapi.ts";
 import { parseWith } from "../validation.ts";
+import { readTextBody } from "../body.ts";
+import { hasAtMostCodePoints } from "../../code_points.ts";
 
 export const MAX_TTL_SECONDS = 2_592_000;
 const MAX_VALUE_CHARS = 1000;
+const MAX_VALUE_BYTES = 4 * 1024;
 const KV_COST = 1;
 
 function kvName(field: string) {
   return z.string()
     .min(1, "must be 1 to 30 characters")
-    .refine((s) => [...s].length <= 30, "must be 1 to 30 characters")
+    .refine((s) => hasAtMostCodePoints(s, 30), "must be 1 to 30 characters")
     // deno-lint-ignore no-control-regex
     .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), "must not contain control characters")
     .refine((s) => !s.includes("/"), 'must not contain "/"')
@@ -38,7 +41,7 @@ export const KvWriteQuery = z.object({
 });
 
 export const KvValue = z.string()
-  .refine((s) => [...s].length <= MAX_VALUE_CHARS, `must be at most ${MAX_VALUE_CHARS} characters`)
+  .refine((s) => hasAtMostCodePoints(s, MAX_VALUE_CHARS), `must be at most ${MAX_VALUE_CHARS} characters`)
   .openapi({ description: "Any text, at most 1000 characters" });
 
 const request = { params: KvPath, headers: TokenHeader };
@@ -95,7 +98,7 @@ export function kvRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, postKv, async (c) => {
     const { bucket, key } = c.req.valid("param");
     const { ttl } = c.req.valid("query");
-    const value = parseWith(KvValue, await c.req.text(), "value");
+    const value = parseWith(KvValue, await readTextBody(c, MAX_VALUE_BYTES, "value"), "value");
     if (!value.ok) return billedFailure(c, "kv", 400, value.phrase);
     const seconds = ttl === undefined || Number(ttl) === 0 ? MAX_TTL_SECONDS : Number(ttl);
     return billed(c, {
