@@ -44,7 +44,14 @@ async function serveOne(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const request = nodeRequest(req, options.maxBodyBytes);
+  // A client that waits for "100 Continue" gets it only once a route reads the body: a body
+  // refused from its declared length is then never sent at all.
+  const expectsContinue = /100-continue/i.test(req.headers.expect ?? "");
+  const request = nodeRequest(
+    req,
+    options.maxBodyBytes,
+    expectsContinue ? () => res.writeContinue() : undefined,
+  );
   const remoteAddr: RemoteAddr = {
     hostname: clientAddress(req.socket.remoteAddress),
     port: req.socket.remotePort ?? 0,

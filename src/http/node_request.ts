@@ -14,7 +14,11 @@ class NodeRequest {
   #body?: ReadableStream<Uint8Array> | null;
   #real?: Request;
 
-  constructor(private readonly req: IncomingMessage, private readonly maxBodyBytes: number) {
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly maxBodyBytes: number,
+    private readonly beforeBodyRead?: () => void,
+  ) {
     this.url = urlOf(req);
     this.method = req.method ?? "GET";
   }
@@ -35,6 +39,7 @@ class NodeRequest {
       const length = this.req.headers["content-length"];
       const hasBody = !BODYLESS.has(this.method) &&
         (this.req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0"));
+      if (hasBody) this.beforeBodyRead?.();
       this.#body = hasBody ? bodyStream(this.req, this.maxBodyBytes) : null;
     }
     return this.#body;
@@ -58,8 +63,13 @@ class NodeRequest {
   }
 }
 
-export function nodeRequest(req: IncomingMessage, maxBodyBytes: number): Request {
-  return new NodeRequest(req, maxBodyBytes) as unknown as Request;
+/** `beforeBodyRead` runs once, when a route first reads the body (to send 100 Continue). */
+export function nodeRequest(
+  req: IncomingMessage,
+  maxBodyBytes: number,
+  beforeBodyRead?: () => void,
+): Request {
+  return new NodeRequest(req, maxBodyBytes, beforeBodyRead) as unknown as Request;
 }
 
 function urlOf(req: IncomingMessage): string {

@@ -45,19 +45,19 @@ export function startHttpServer(
   let closing = false;
   const gate = connectionGate(limits);
   const sockets = new Set<Socket>();
-  const server = createServer(
-    {
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.idleTimeoutMs,
-      connectionsCheckingInterval: checkingIntervalMs(limits),
-    },
-    nodeListener(fetch, {
-      maxBodyBytes: MAX_REQUEST_BODY_BYTES,
-      closing: () => closing,
-      onError: (error) => logError("http request failed", error),
-    }),
-  );
+  const listener = nodeListener(fetch, {
+    maxBodyBytes: MAX_REQUEST_BODY_BYTES,
+    closing: () => closing,
+    onError: (error) => logError("http request failed", error),
+  });
+  const server = createServer({
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.idleTimeoutMs,
+    connectionsCheckingInterval: checkingIntervalMs(limits),
+  }, listener);
+  // Without this node:http answers "100 Continue" before the app has seen the request.
+  server.on("checkContinue", listener);
 
   // Before node:http reads a byte: a client over its share is answered 503 and closed.
   server.on("connection", (socket: Socket) => {
