@@ -4,7 +4,8 @@
 import assert from "node:assert/strict";
 import { call, newToken, walletClient } from "./helpers/client.ts";
 import { embedded, startService } from "./helpers/service.ts";
-import { flood } from "./helpers/raw_http.ts";
+import { flood, openRaw } from "./helpers/raw_http.ts";
+import { eventually } from "./helpers/wait.ts";
 import { TEST_PAYMENT_SECRET } from "./helpers/credits.ts";
 
 const KIB = 1024;
@@ -79,6 +80,24 @@ Deno.test("bounded request bodies", async (t) => {
       assert.match(result.received, /\r\nconnection: close\r\n/i);
       assert.ok(result.sent < 64 * MIB, `the server stopped reading early (${result.sent} bytes sent)`);
       assert.equal((await client.get("/kv/b/streamed")).status, 404);
+    });
+
+    await t.step("Expect: 100-continue is answered only when the route will read the body", async () => {
+      const head = (length: number) =>
+        `POST /kv/b/expect HTTP/1.1\r\nHost: x\r\nX-Token: ${token}\r\nExpect: 100-continue\r\n` +
+        `Content-Length: ${length}\r\n\r\n`;
+      const refused = await flood(svc.port, head(5 * KIB), { maxBytes: 0, chunked: false });
+      assert.equal(refused.status, 413, "no 100 Continue: the body is never sent");
+      const connection = await openRaw(svc.port);
+      await connection.write(head(3));
+      await eventually(
+        "100 Continue",
+        () => connection.received().startsWith("HTTP/1.1 100 Continue\r\n\r\n") || undefined,
+      );
+      await connection.write("abc");
+      await eventually("the answer", () => connection.received().includes("\r\n\r\nOK") || undefined);
+      connection.close();
+      assert.equal((await client.get("/kv/b/expect")).text, "abc");
     });
 
     await t.step("routes without a body and unknown paths answer without reading it", async () => {
