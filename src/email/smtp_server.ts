@@ -10,9 +10,9 @@ import {
   smtpError,
   type SmtpReply,
   TEMPORARY_FAILURE,
-  TOO_MANY_FROM_ADDRESS,
 } from "./smtp_reply.ts";
-import { clientAddress, type ConnectionBounds, connectionGate } from "../net/connection_gate.ts";
+import { smtpAdmission } from "./smtp_admission.ts";
+import type { ConnectionBounds } from "../net/connection_gate.ts";
 import { logError } from "../log.ts";
 
 /** Every bound of the receiver. */
@@ -72,9 +72,7 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
   const limits = SMTP_LIMITS;
   const maxSessionMs = options.maxSessionMs ?? limits.maxSessionMs;
   const connectionLimits = { ...SMTP_CONNECTION_DEFAULTS, ...options.limits };
-  const gate = connectionGate(connectionLimits);
-  /** Sessions the gate let in, with the address they count against. */
-  const admitted = new Map<string, string>();
+  const admission = smtpAdmission(connectionLimits);
   const tls = options.tls ? await readTls(options.tls) : undefined;
   /** Start of each open session, by session id. */
   const sessionStarts = new Map<string, number>();
@@ -156,9 +154,8 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
     disableReverseLookup: true,
     logger: false,
     onConnect(session, callback) {
-      const ip = clientAddress(session.remoteAddress);
-      if (gate.admit(ip) !== "admitted") return callback(smtpError(TOO_MANY_FROM_ADDRESS));
-      admitted.set(session.id, ip);
+      const refused = admission.admit(session);
+      if (refused) return callback(smtpError(refused));
       sessionStarts.set(session.id, performance.now());
       callback();
     },
@@ -179,10 +176,7 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
     },
     onClose(session) {
       sessionStarts.delete(session.id);
-      const ip = admitted.get(session.id);
-      if (ip === undefined) return;
-      admitted.delete(session.id);
-      gate.release(ip);
+      admission.closed(session);
     },
   });
   // Socket errors of one client land here; they must never become an uncaught exception.
