@@ -1,5 +1,7 @@
 // Reads the service configuration from the environment (CONTRACT section 11), once, with zod.
 import { z } from "zod";
+import type { HttpLimits } from "./http/server.ts";
+import type { ConnectionBounds } from "./net/connection_gate.ts";
 
 const flag = z
   .enum(["", "0", "1", "false", "true", "off", "on", "no", "yes"], {
@@ -8,6 +10,10 @@ const flag = z
   .transform((v) => ["1", "true", "on", "yes"].includes(v));
 
 const port = z.coerce.number().int().min(0).max(65535);
+const millis = z.coerce.number().int("must be whole milliseconds").min(100, "must be at least 100")
+  .max(3_600_000, "must be at most 3600000");
+const connections = z.coerce.number().int("must be an integer").min(1, "must be at least 1")
+  .max(1_000_000, "must be at most 1000000");
 
 const ConfigSchema = z.object({
   PORT: port.default(8787),
@@ -30,9 +36,20 @@ const ConfigSchema = z.object({
   SMTP_RELAY_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   ALERT_EMAIL_FROM: z.email("must be an email address").optional(),
   DELIVERY_RETRY_SCALE: z.coerce.number().positive("must be above 0").max(1, "must be at most 1").default(1),
+  HTTP_HEADERS_TIMEOUT_MS: millis.default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: millis.default(30_000),
+  HTTP_IDLE_TIMEOUT_MS: millis.default(60_000),
+  HTTP_MAX_CONNECTIONS: connections.default(4096),
+  HTTP_MAX_CONNECTIONS_PER_IP: connections.default(256),
+  SMTP_IDLE_TIMEOUT_MS: millis.default(300_000),
+  SMTP_MAX_CONNECTIONS: connections.default(64),
+  SMTP_MAX_CONNECTIONS_PER_IP: connections.default(32),
 }).refine((c) => (c.SMTP_TLS_CERT === undefined) === (c.SMTP_TLS_KEY === undefined), {
   path: ["SMTP_TLS_CERT"],
   message: "must be set together with SMTP_TLS_KEY (file paths of the STARTTLS certificate and key)",
+}).refine((c) => c.HTTP_HEADERS_TIMEOUT_MS <= c.HTTP_REQUEST_TIMEOUT_MS, {
+  path: ["HTTP_HEADERS_TIMEOUT_MS"],
+  message: "must be at most HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)",
 });
 
 export interface Config {
@@ -58,6 +75,10 @@ export interface Config {
   alertEmailFrom: string;
   /** Multiplies the webhook retry delays (CONTRACT section 8); below 1 only to make tests fast. */
   deliveryRetryScale: number;
+  /** Timeouts and connection bounds of the HTTP server. */
+  http: HttpLimits;
+  /** Idle time and connection bounds of the SMTP receiver. */
+  smtpLimits: { idleTimeoutMs: number } & ConnectionBounds;
 }
 
 /** Parses the environment; returns the error text instead of throwing so main can exit 1 cleanly. */
@@ -90,6 +111,18 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     smtpRelayUrl: c.SMTP_RELAY_URL,
     alertEmailFrom: c.ALERT_EMAIL_FROM ?? `alerts@${c.MAIL_DOMAIN.toLowerCase()}`,
     deliveryRetryScale: c.DELIVERY_RETRY_SCALE,
+    http: {
+      headersTimeoutMs: c.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: c.HTTP_REQUEST_TIMEOUT_MS,
+      idleTimeoutMs: c.HTTP_IDLE_TIMEOUT_MS,
+      maxConnections: c.HTTP_MAX_CONNECTIONS,
+      maxConnectionsPerIp: c.HTTP_MAX_CONNECTIONS_PER_IP,
+    },
+    smtpLimits: {
+      idleTimeoutMs: c.SMTP_IDLE_TIMEOUT_MS,
+      maxConnections: c.SMTP_MAX_CONNECTIONS,
+      maxConnectionsPerIp: c.SMTP_MAX_CONNECTIONS_PER_IP,
+    },
   };
 }
 

@@ -4,6 +4,7 @@ import { openDatabase } from "./db/connect.ts";
 import { migrate } from "./db/migrate.ts";
 import { createServiceLedger } from "./service_ledger.ts";
 import { createApp } from "./http/app.ts";
+import { startHttpServer } from "./http/server.ts";
 import { systemClock } from "./clock.ts";
 import { startSweeper } from "./sweeper.ts";
 import { startDeactivationSweep } from "./wallets/deactivation.ts";
@@ -66,6 +67,7 @@ const smtp = config.smtpPort === 0 ? undefined : await startSmtpReceiver({
   port: config.smtpPort,
   hostname: config.hostname,
   tls: config.smtpTls,
+  limits: config.smtpLimits,
 }).catch((error) => {
   log("error", "cannot start the SMTP receiver", {
     error: describeError(error),
@@ -80,15 +82,15 @@ if (smtp) {
   });
 }
 
-const server = Deno.serve({
+const server = await startHttpServer(app.fetch, {
   port: config.port,
   hostname: config.hostname,
-  onListen: ({ hostname, port }) =>
-    log("info", "listening", {
-      url: `http://${hostname}:${port}`,
-      database: db.embedded ? "embedded" : "postgres",
-    }),
-}, (request, info) => app.fetch(request, { remoteAddr: info.remoteAddr as Deno.NetAddr }));
+  limits: config.http,
+});
+log("info", "listening", {
+  url: `http://${config.hostname}:${server.port}`,
+  database: db.embedded ? "embedded" : "postgres",
+});
 
 async function stop(signal: string) {
   log("info", "shutting down", { signal });

@@ -38,3 +38,28 @@ Deno.test("the service exits 1 on a bad value", async () => {
   assert.equal(out.code, 1);
   assert.match(new TextDecoder().decode(out.stderr), /Configuration error:\nInvalid PORT: /);
 });
+
+Deno.test("timeouts and connection bounds: defaults, and a headers timeout within the request's", () => {
+  const config = parseConfig({});
+  assert.ok(!("error" in config));
+  assert.deepEqual(config.http, {
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    idleTimeoutMs: 60_000,
+    maxConnections: 4096,
+    maxConnectionsPerIp: 256,
+  });
+  assert.deepEqual(config.smtpLimits, {
+    idleTimeoutMs: 300_000,
+    maxConnections: 64,
+    maxConnectionsPerIp: 32,
+  });
+  // The benchmark's 64 connections from one address get through.
+  assert.ok(config.http.maxConnectionsPerIp >= 64);
+  const bad = parseConfig({ HTTP_HEADERS_TIMEOUT_MS: "40000", HTTP_MAX_CONNECTIONS_PER_IP: "0" });
+  assert.ok("error" in bad);
+  assert.match(bad.error, /^Invalid HTTP_MAX_CONNECTIONS_PER_IP: must be at least 1$/m);
+  const late = parseConfig({ HTTP_HEADERS_TIMEOUT_MS: "40000" });
+  assert.ok("error" in late);
+  assert.match(late.error, /^Invalid HTTP_HEADERS_TIMEOUT_MS: must be at most HTTP_REQUEST_TIMEOUT_MS/m);
+});

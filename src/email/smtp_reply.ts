@@ -17,6 +17,11 @@ export const TEMPORARY_FAILURE: SmtpReply = {
   message: "4.3.0 Temporary failure, try again later",
 };
 export const SESSION_TOO_LONG: SmtpReply = { code: 421, message: "4.4.2 Session too long, closing" };
+/** The address already holds its share of connections (SMTP_MAX_CONNECTIONS_PER_IP). */
+export const TOO_MANY_FROM_ADDRESS: SmtpReply = {
+  code: 421,
+  message: "4.7.0 Too many connections from your address, try again later",
+};
 
 export function notOurDomain(mailDomain: string): SmtpReply {
   return { code: 550, message: `5.1.1 Not a mailbox of ${mailDomain}` };

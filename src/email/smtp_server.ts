@@ -11,6 +11,8 @@ import {
   type SmtpReply,
   TEMPORARY_FAILURE,
 } from "./smtp_reply.ts";
+import { smtpAdmission } from "./smtp_admission.ts";
+import type { ConnectionBounds } from "../net/connection_gate.ts";
 import { logError } from "../log.ts";
 
 /** Every bound of the receiver. */
@@ -18,10 +20,6 @@ export const SMTP_LIMITS = {
   /** CONTRACT section 9: "Messages over 10 MB: 552" (read as 10 MiB), advertised with SIZE. */
   maxMessageBytes: 10 * 1024 * 1024,
   maxRecipients: 50,
-  /** Each client may hold a whole message in memory while it is read: 64 x 10 MiB at worst. */
-  maxClients: 64,
-  /** Idle time allowed between two reads of a client's socket. */
-  socketTimeoutMs: 60_000,
   /**
    * A whole session, however busy: a client trickling one byte a minute is never idle, so only a
    * total bound stops it. 10 MiB at a slow 20 KB/s still fits.
@@ -32,6 +30,19 @@ export const SMTP_LIMITS = {
   sessionSweepMs: 15_000,
 } as const;
 
+export interface SmtpConnectionLimits extends ConnectionBounds {
+  /** Idle time allowed between two reads of a client's socket. */
+  idleTimeoutMs: number;
+}
+
+export const SMTP_CONNECTION_DEFAULTS: SmtpConnectionLimits = {
+  /** RFC 5321 section 4.5.3.2.7: a server should wait at least 5 minutes for the next command. */
+  idleTimeoutMs: 5 * 60_000,
+  /** Each client may hold a whole message in memory while it is read: 64 x 10 MiB at worst. */
+  maxConnections: 64,
+  maxConnectionsPerIp: 32,
+};
+
 export interface SmtpReceiverOptions extends EmailServices {
   port: number;
   hostname: string;
@@ -39,6 +50,8 @@ export interface SmtpReceiverOptions extends EmailServices {
   tls?: { certPath: string; keyPath: string };
   /** Overrides SMTP_LIMITS.maxSessionMs (tests). */
   maxSessionMs?: number;
+  /** Idle time and connection bounds (configuration); defaults in SMTP_CONNECTION_DEFAULTS. */
+  limits?: Partial<SmtpConnectionLimits>;
 }
 
 export interface SmtpReceiver {
@@ -58,6 +71,8 @@ interface Connection {
 export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<SmtpReceiver> {
   const limits = SMTP_LIMITS;
   const maxSessionMs = options.maxSessionMs ?? limits.maxSessionMs;
+  const connectionLimits = { ...SMTP_CONNECTION_DEFAULTS, ...options.limits };
+  const admission = smtpAdmission(connectionLimits);
   const tls = options.tls ? await readTls(options.tls) : undefined;
   /** Start of each open session, by session id. */
   const sessionStarts = new Map<string, number>();
@@ -132,13 +147,15 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
     size: limits.maxMessageBytes,
     rejectOversized: true,
     maxRecipients: limits.maxRecipients,
-    maxClients: limits.maxClients,
-    socketTimeout: limits.socketTimeoutMs,
+    maxClients: connectionLimits.maxConnections,
+    socketTimeout: connectionLimits.idleTimeoutMs,
     closeTimeout: limits.closeTimeoutMs,
     // PTR lookups would make every connection wait on DNS; nothing here uses the name.
     disableReverseLookup: true,
     logger: false,
     onConnect(session, callback) {
+      const refused = admission.admit(session);
+      if (refused) return callback(smtpError(refused));
       sessionStarts.set(session.id, performance.now());
       callback();
     },
@@ -159,6 +176,7 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
     },
     onClose(session) {
       sessionStarts.delete(session.id);
+      admission.closed(session);
     },
   });
   // Socket errors of one client land here; they must never become an uncaught exception.

@@ -9,6 +9,10 @@ import { accessLog, provideServices } from "./middleware.ts";
 import { billedFailure } from "./billing.ts";
 import { issuePhrase } from "./validation.ts";
 import { methodNotAllowed } from "./method_not_allowed.ts";
+import { refuseOversizedBody } from "./body.ts";
+import { strictPath } from "./strict_path.ts";
+import { InputRefused } from "./input_refused.ts";
+import { answerRefused } from "./answer_refused.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { kvRoutes } from "./routes/kv.ts";
@@ -36,6 +40,9 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
 
   app.use("*", provideServices(services));
   app.use("*", accessLog(services.config.logRequests));
+  app.use("*", refuseOversizedBody);
+  // Paths with parameters are where a broken escape would reach the data; they authenticate first.
+  app.use("*", strictPath((path) => path.startsWith("/kv/") || path.startsWith("/webhook/")));
 
   healthRoutes(app);
   tokenRoutes(app);
@@ -58,6 +65,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   app.notFound(methodNotAllowed(app.routes));
   app.onError((error, c) => {
     if (error instanceof HttpError) return errorResponse(c, error.status, error.message, error.headers);
+    if (error instanceof InputRefused) return answerRefused(c, error);
     if (error instanceof HTTPException && error.status < 500) {
       return errorResponse(c, error.status, error.message);
     }

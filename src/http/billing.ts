@@ -11,6 +11,7 @@ import { errorResponse, renderBody, UNAUTHORIZED } from "./errors.ts";
 import { failure, type Reply } from "./reply.ts";
 import { sha256Hex } from "../ids.ts";
 import { activeWallets } from "./wallet_cache.ts";
+import { MAX_REQUEST_BODY_BYTES, readBodyBytes } from "./body.ts";
 
 /** What a route costs and where its calls are logged. */
 export interface RouteBilling {
@@ -29,6 +30,10 @@ export function billing(route: RouteBilling): MiddlewareHandler<AppEnv> {
 export interface BilledCall<R extends ReadSet> {
   reads?: R;
   decide(state: DecideState<R>): Decision<Reply>;
+  /** Overrides the route's price: 0 for a refusal that costs nothing. */
+  price?: number;
+  /** False: the answer is not kept for the Idempotency-Key (a refusal that cost nothing). */
+  replayable?: boolean;
 }
 
 const REPLAYABLE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -43,7 +48,7 @@ export function loggedPath(c: Context<AppEnv>): string {
 
 async function idempotencyOf(c: Context<AppEnv>, key: string): Promise<Idempotency<Reply>> {
   const method = c.req.method;
-  const body = await c.req.text();
+  const body = new TextDecoder().decode(await readBodyBytes(c, MAX_REQUEST_BODY_BYTES));
   return {
     key,
     fingerprint: await sha256Hex(`${method}\n${loggedPath(c)}\n${body}`),
@@ -60,13 +65,13 @@ export async function billed<R extends ReadSet>(c: Context<AppEnv>, call: Billed
   let decide = call.decide;
   let idempotency: Idempotency<Reply> | undefined;
   const key = c.req.header("idempotency-key");
-  if (key !== undefined && REPLAYABLE_METHODS.has(c.req.method)) {
+  if (key !== undefined && REPLAYABLE_METHODS.has(c.req.method) && call.replayable !== false) {
     if (IDEMPOTENCY_KEY.test(key)) idempotency = await idempotencyOf(c, key);
     else decide = () => failure(400, "Invalid Idempotency-Key: must be 1 to 64 printable characters");
   }
   const command: BilledCommand<Reply, R> = {
     walletId,
-    price: route.price,
+    price: call.price ?? route.price,
     call: {
       method: c.req.method,
       path: loggedPath(c),

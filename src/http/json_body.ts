@@ -4,7 +4,9 @@ import type { Context } from "hono";
 import { z as zod } from "zod";
 import type { AppEnv } from "./env.ts";
 import { type Parsed, parseWith } from "./validation.ts";
+import { readTextBody } from "./body.ts";
 
+/** Webhook and settings configurations: far above any valid one. */
 export const MAX_JSON_BODY_BYTES = 256 * 1024;
 
 /** The body as the schema's value, or the 400 phrase. */
@@ -12,14 +14,8 @@ export async function readJsonBody<S extends zod.ZodType>(
   c: Context<AppEnv>,
   schema: S,
 ): Promise<Parsed<zod.infer<S>>> {
-  const tooLarge = {
-    ok: false as const,
-    phrase: `Invalid request: body larger than ${MAX_JSON_BODY_BYTES} bytes`,
-  };
-  // The declared length is checked before reading; the text after, for bodies sent without one.
-  if (Number(c.req.header("content-length") ?? 0) > MAX_JSON_BODY_BYTES) return tooLarge;
-  const text = await c.req.text();
-  if (new TextEncoder().encode(text).byteLength > MAX_JSON_BODY_BYTES) return tooLarge;
+  // Over the limit (413) or not UTF-8 (400) throws: the app answers it like any refused input.
+  const text = await readTextBody(c, MAX_JSON_BODY_BYTES);
   let value: unknown;
   try {
     value = JSON.parse(text);

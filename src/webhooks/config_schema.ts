@@ -8,6 +8,7 @@ import { validateTemplate } from "./formats/custom_template.ts";
 import { checkWebhookUrl } from "./url_safety.ts";
 import { HEADER_NAME, HEADER_VALUE, RESERVED_HEADERS } from "./headers.ts";
 import { validateSchedule } from "../schedules/cron.ts";
+import { hasAtMostCodePoints } from "../code_points.ts";
 
 export const MAX_WEBHOOKS_PER_WALLET = 100;
 export const MAX_HEADERS = 20;
@@ -83,7 +84,7 @@ export const OptionMap = z.record(
           path: [name],
           message: `name must be 1 to ${MAX_OPTION_NAME} characters`,
         });
-      } else if ([...options[name]].length > MAX_OPTION_CHARS) {
+      } else if (!hasAtMostCodePoints(options[name], MAX_OPTION_CHARS)) {
         ctx.addIssue({
           code: "custom",
           path: [name],

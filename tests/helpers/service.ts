@@ -21,6 +21,8 @@ export interface Service {
   /** The environment that points a task (audit, replay) at this service's database. */
   databaseEnv: Record<string, string>;
   output(): string;
+  /** The service process's id (for /proc), while it runs. */
+  pid(): number;
   /** SIGTERM and wait for a clean exit. */
   stop(): Promise<void>;
   /** SIGKILL: no chance to clean up. */
@@ -127,6 +129,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     env,
     databaseEnv: db.env,
     output: () => output,
+    pid: () => {
+      if (!child) throw new Error("The service is not running");
+      return child.pid;
+    },
     stop: () => halt("SIGTERM"),
     kill: () => halt("SIGKILL"),
     start,

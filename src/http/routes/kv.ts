@@ -9,15 +9,19 @@ import { parseWith } from "../validation.ts";
 import { read } from "../../ledger/reads.ts";
 import { kvEntryRead } from "../../../projections/kv.ts";
 import { deleteValue, MAX_TTL_SECONDS, readValue, writeValue } from "../../kv/commands.ts";
+import { readTextBody } from "../body.ts";
+import { strictRoutePath } from "../strict_path.ts";
+import { hasAtMostCodePoints } from "../../code_points.ts";
 
 export { MAX_TTL_SECONDS };
 const MAX_VALUE_CHARS = 1000;
+const MAX_VALUE_BYTES = 4 * 1024;
 const KV: RouteBilling = { price: 1, endpoint: "kv" };
 
 function kvName(field: string) {
   return z.string()
     .min(1, "must be 1 to 30 characters")
-    .refine((s) => [...s].length <= 30, "must be 1 to 30 characters")
+    .refine((s) => hasAtMostCodePoints(s, 30), "must be 1 to 30 characters")
     // deno-lint-ignore no-control-regex
     .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), "must not contain control characters")
     .refine((s) => !s.includes("/"), 'must not contain "/"')
@@ -40,7 +44,7 @@ export const KvWriteQuery = z.object({
 });
 
 export const KvValue = z.string()
-  .refine((s) => [...s].length <= MAX_VALUE_CHARS, `must be at most ${MAX_VALUE_CHARS} characters`)
+  .refine((s) => hasAtMostCodePoints(s, MAX_VALUE_CHARS), `must be at most ${MAX_VALUE_CHARS} characters`)
   .openapi({ description: "Any text, at most 1000 characters" });
 
 const request = { params: KvPath, headers: TokenHeader };
@@ -50,7 +54,7 @@ const getKv = createRoute({
   path: "/kv/{bucket}/{key}",
   summary: "Read a value",
   description: BILLING_NOTE,
-  middleware: [requireWallet, billing(KV)] as const,
+  middleware: [requireWallet, billing(KV), strictRoutePath] as const,
   request,
   responses: { ...textOk("The stored value"), ...ERROR_RESPONSES, 404: textResponse("`Key Not Found`") },
 });
@@ -60,7 +64,7 @@ const postKv = createRoute({
   path: "/kv/{bucket}/{key}",
   summary: "Write a value",
   description: BILLING_NOTE,
-  middleware: [requireWallet, billing(KV)] as const,
+  middleware: [requireWallet, billing(KV), strictRoutePath] as const,
   request: {
     ...request,
     query: KvWriteQuery,
@@ -74,7 +78,7 @@ const deleteKv = createRoute({
   path: "/kv/{bucket}/{key}",
   summary: "Delete a value",
   description: BILLING_NOTE,
-  middleware: [requireWallet, billing(KV)] as const,
+  middleware: [requireWallet, billing(KV), strictRoutePath] as const,
   request,
   responses: { ...textOk("`OK`"), ...ERROR_RESPONSES, 404: textResponse("`Key Not Found`") },
 });
@@ -92,7 +96,7 @@ export function kvRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, postKv, async (c) => {
     const { bucket, key } = c.req.valid("param");
     const { ttl } = c.req.valid("query");
-    const value = parseWith(KvValue, await c.req.text(), "value");
+    const value = parseWith(KvValue, await readTextBody(c, MAX_VALUE_BYTES, "value"), "value");
     if (!value.ok) return billedFailure(c, 400, value.phrase);
     const write = { bucket, key, value: value.value, ttlSeconds: Number(ttl ?? 0) };
     return billed(c, { decide: ({ now }) => writeValue(write, now) });
@@ -110,6 +114,7 @@ export function kvRoutes(app: OpenAPIHono<AppEnv>) {
     "/kv/*",
     requireWallet,
     billing(KV),
+    strictRoutePath,
     (c) => billedFailure(c, 400, shapeProblem(c.req.path)),
   );
 }

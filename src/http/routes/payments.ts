@@ -4,6 +4,7 @@ import type { AppEnv } from "../env.ts";
 import { errorResponse } from "../errors.ts";
 import { textOk, textResponse } from "../openapi.ts";
 import { parseWith } from "../validation.ts";
+import { readTextBody } from "../body.ts";
 import { verifyStripeSignature } from "../../payments/stripe_signature.ts";
 import { creditPurchase, type Tier } from "../../payments/purchase.ts";
 import { sha256Hex } from "../../ids.ts";
@@ -59,10 +60,7 @@ export function paymentRoutes(app: OpenAPIHono<AppEnv>) {
   app.post(paymentWebhook.path, async (c) => {
     const { config, clock } = c.get("services");
     if (!config.paymentWebhookSecret) return errorResponse(c, 503, "Payments are not configured");
-    const body = await c.req.text();
-    if (new TextEncoder().encode(body).length > MAX_BODY_BYTES) {
-      return errorResponse(c, 413, "Payload too large");
-    }
+    const body = await readTextBody(c, MAX_BODY_BYTES);
     const problem = await verifyStripeSignature(
       c.req.header("stripe-signature") ?? null,
       body,

@@ -18,6 +18,9 @@ import {
   TokenHeader,
 } from "../openapi.ts";
 import { parseWith } from "../validation.ts";
+import { readTextBody } from "../body.ts";
+
+const MAX_FORM_BYTES = 1024;
 
 const TOKEN: RouteBilling = { price: 1, endpoint: "token" };
 const RECHARGE: RouteBilling = { price: 0, endpoint: "token" };
@@ -117,6 +120,7 @@ export function tokenRoutes(app: OpenAPIHono<AppEnv>) {
   // body sent without its content type, or as JSON, is read too rather than refused with 415.
   app.openAPIRegistry.registerPath(createToken);
   app.post(createToken.path, async (c) => {
+    await readTextBody(c, MAX_FORM_BYTES); // bounded and strict; the parsers below read it again
     const contentType = c.req.header("content-type") ?? "";
     const form = contentType.includes("application/json")
       ? await c.req.json().catch(() => ({}))

@@ -1,0 +1,104 @@
+// The HTTP server. Deno.serve (Deno 2.9.6) has no header, body or keep-alive timeout and no bound
+// on connections, so the service runs on Deno's node:http, which has the timeouts, with a gate
+// that bounds connections in total and per client address.
+import { createServer } from "node:http";
+import type { Socket } from "node:net";
+import { type FetchHandler, nodeListener } from "./node_adapter.ts";
+import { MAX_REQUEST_BODY_BYTES } from "./body.ts";
+import { clientAddress, type ConnectionBounds, connectionGate } from "../net/connection_gate.ts";
+import { logError } from "../log.ts";
+
+export interface HttpLimits extends ConnectionBounds {
+  /** A request's headers must arrive within this time of its first byte, else 408. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, within this time of its first byte, else 408. */
+  requestTimeoutMs: number;
+  /** A keep-alive connection with no request in progress closes after this. */
+  idleTimeoutMs: number;
+}
+
+export interface HttpServer {
+  port: number;
+  /** Stops accepting, lets the requests in flight finish, then closes every connection. */
+  shutdown(): Promise<void>;
+}
+
+/** How often node:http looks for requests past their timeouts: a fraction of the shortest one. */
+function checkingIntervalMs(limits: HttpLimits): number {
+  return Math.max(
+    50,
+    Math.min(1000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)),
+  );
+}
+
+const TOO_MANY = "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n" +
+  "retry-after: 1\r\nconnection: close\r\ncontent-length: ";
+/** How long shutdown waits for answers in flight before it closes what is left. */
+const SHUTDOWN_GRACE_MS = 10_000;
+const SHUTDOWN_POLL_MS = 50;
+
+export function startHttpServer(
+  fetch: FetchHandler,
+  options: { port: number; hostname: string; limits: HttpLimits },
+): Promise<HttpServer> {
+  const { limits } = options;
+  let closing = false;
+  const gate = connectionGate(limits);
+  const sockets = new Set<Socket>();
+  const listener = nodeListener(fetch, {
+    maxBodyBytes: MAX_REQUEST_BODY_BYTES,
+    closing: () => closing,
+    onError: (error) => logError("http request failed", error),
+  });
+  const server = createServer({
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.idleTimeoutMs,
+    connectionsCheckingInterval: checkingIntervalMs(limits),
+  }, listener);
+  // Without this node:http answers "100 Continue" before the app has seen the request.
+  server.on("checkContinue", listener);
+
+  // Before node:http reads a byte: a client over its share is answered 503 and closed.
+  server.on("connection", (socket: Socket) => {
+    const ip = clientAddress(socket.remoteAddress);
+    const admission = gate.admit(ip);
+    if (admission !== "admitted") {
+      const phrase = admission === "too many"
+        ? "Too many connections"
+        : "Too many connections from this address";
+      socket.end(`${TOO_MANY}${phrase.length}\r\n\r\n${phrase}`);
+      return;
+    }
+    sockets.add(socket);
+    socket.once("close", () => {
+      sockets.delete(socket);
+      gate.release(ip);
+    });
+  });
+  // Broken requests and timeouts get node:http's own answers (400, 408, 431) and a close.
+
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.hostname, () => {
+      server.off("error", reject);
+      server.on("error", (error) => logError("http server error", error));
+      const address = server.address();
+      resolve({
+        port: typeof address === "object" && address ? address.port : options.port,
+        async shutdown() {
+          closing = true;
+          const closed = new Promise<void>((done) => server.close(() => done()));
+          // Idle keep-alive connections go now; busy ones once their answer is written.
+          const deadline = performance.now() + SHUTDOWN_GRACE_MS;
+          while (sockets.size > 0 && performance.now() < deadline) {
+            server.closeIdleConnections();
+            await new Promise((r) => setTimeout(r, SHUTDOWN_POLL_MS));
+          }
+          server.closeAllConnections();
+          await closed;
+        },
+      });
+    });
+  });
+}
