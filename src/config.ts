@@ -30,6 +30,7 @@ const ConfigSchema = z.object({
   SMTP_RELAY_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   ALERT_EMAIL_FROM: z.email("must be an email address").optional(),
   DELIVERY_RETRY_SCALE: z.coerce.number().positive("must be above 0").max(1, "must be at most 1").default(1),
+  DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(1500),
 }).refine((c) => (c.SMTP_TLS_CERT === undefined) === (c.SMTP_TLS_KEY === undefined), {
   path: ["SMTP_TLS_CERT"],
   message: "must be set together with SMTP_TLS_KEY (file paths of the STARTTLS certificate and key)",
@@ -58,6 +59,11 @@ export interface Config {
   alertEmailFrom: string;
   /** Multiplies the webhook retry delays (CONTRACT section 8); below 1 only to make tests fast. */
   deliveryRetryScale: number;
+  /**
+   * Longest a call waits for the database (and a new connection may take to open) before it gets
+   * 503; /readyz answers 503 past it too.
+   */
+  databaseTimeoutMs: number;
 }
 
 /** Parses the environment; returns the error text instead of throwing so main can exit 1 cleanly. */
@@ -90,6 +96,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     smtpRelayUrl: c.SMTP_RELAY_URL,
     alertEmailFrom: c.ALERT_EMAIL_FROM ?? `alerts@${c.MAIL_DOMAIN.toLowerCase()}`,
     deliveryRetryScale: c.DELIVERY_RETRY_SCALE,
+    databaseTimeoutMs: c.DATABASE_TIMEOUT_MS,
   };
 }
 

@@ -17,7 +17,11 @@ import { startSmtpReceiver } from "./email/smtp_server.ts";
 import { describeError, log } from "./log.ts";
 
 const config = loadConfig();
-const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+const db = await openDatabase({
+  databaseUrl: config.databaseUrl,
+  dataDir: config.dataDir,
+  connectTimeoutMs: config.databaseTimeoutMs,
+});
 const applied = await migrate(db.sql);
 if (applied.length) log("info", "migrations applied", { applied });
 if (config.allowPrivateWebhooks) {
@@ -30,7 +34,10 @@ if (config.allowPrivateWebhooks) {
 
 const clock = systemClock;
 await ensureServiceFile(db.sql, SAMPLE_ATTACHMENT, clock.now());
-const ledger = createLedger(db.sql, clock, { maxBatch: config.ledgerMaxBatch });
+const ledger = createLedger(db.sql, clock, {
+  maxBatch: config.ledgerMaxBatch,
+  deadlineMs: config.databaseTimeoutMs,
+});
 const services = { sql: db.sql, ledger, clock, config };
 const app = createApp(services);
 const sweeper = startSweeper(db.sql, clock);

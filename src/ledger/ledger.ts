@@ -28,6 +28,9 @@ import {
 import type { Clock } from "../clock.ts";
 import { randomId } from "../ids.ts";
 import { raiseLowBalanceAlert, startsLowBalanceEpisode } from "../wallets/low_balance.ts";
+import { inTransaction } from "../db/transaction.ts";
+import { DatabaseUnavailableError } from "../db/faults.ts";
+import { expireAfter, removeFrom, withDeadline } from "../db/deadline.ts";
 
 export interface Ledger {
   run(command: BilledCommand): Promise<LedgerResult>;
@@ -47,6 +50,8 @@ export interface LedgerOptions {
   maxQueue?: number;
   /** Told the size of every batch that commits (observability, tests). */
   onBatch?: (size: number) => void;
+  /** Longest a call waits for its answer before a DatabaseUnavailableError (0 or unset: no bound). */
+  deadlineMs?: number;
 }
 
 export const DEFAULT_LEDGER_OPTIONS = { maxBatch: 128, maxInFlight: 2, maxQueue: 10_000 };
@@ -65,7 +70,10 @@ interface Waiting {
 }
 
 export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}): Ledger {
-  const { maxBatch, maxInFlight, maxQueue, onBatch } = { ...DEFAULT_LEDGER_OPTIONS, ...options };
+  const { maxBatch, maxInFlight, maxQueue, onBatch, deadlineMs = 0 } = {
+    ...DEFAULT_LEDGER_OPTIONS,
+    ...options,
+  };
   const queue: Waiting[] = [];
   let inFlight = 0;
 
@@ -84,34 +92,47 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
     run(command) {
       if (queue.length >= maxQueue) return Promise.reject(new LedgerBusyError());
       return new Promise((resolve, reject) => {
-        queue.push({ command, resolve, reject });
+        const waiting: Waiting = { command, resolve, reject };
+        queue.push(waiting);
+        // A call still queued at its deadline leaves the queue unrun; one in a transaction may commit.
+        expireAfter(waiting, deadlineMs, () => removeFrom(queue, waiting));
         pump();
       });
     },
     append: (walletId, decide) =>
-      sql.begin(async (tx) => {
-        const now = clock.now();
-        const wallet = await lockWallet(tx, walletId);
-        const events = await decide(tx, wallet, now);
-        return await commitEvents(tx, walletId, wallet, events, now);
-      }),
+      withDeadline(
+        inTransaction(sql, async (tx) => {
+          const now = clock.now();
+          const wallet = await lockWallet(tx, walletId);
+          const events = await decide(tx, wallet, now);
+          return await commitEvents(tx, walletId, wallet, events, now);
+        }),
+        deadlineMs,
+        "unknown",
+      ),
   };
 }
 
 /**
- * Runs a batch in one transaction. If the transaction fails as a whole (a fault in any command,
- * a lost connection), every command is retried alone, so one bad command cannot fail the others.
+ * Runs a batch in one transaction. If the transaction fails as a whole by a fault in any command,
+ * every command is retried alone, so one bad command cannot fail the others. A database fault is
+ * not retried: the database is out, and a batch whose COMMIT was sent may have committed.
  */
 async function runBatch(sql: Sql, clock: Clock, batch: Waiting[], onBatch?: (size: number) => void) {
   try {
-    const results = await sql.begin((tx) => runCommands(tx, batch.map((w) => w.command), clock.now()));
+    const results = await inTransaction(
+      sql,
+      (tx) => runCommands(tx, batch.map((w) => w.command), clock.now()),
+    );
     onBatch?.(batch.length);
     batch.forEach((waiting, i) => waiting.resolve(results[i]));
   } catch (error) {
-    if (batch.length === 1) return batch[0].reject(error);
+    if (batch.length === 1 || error instanceof DatabaseUnavailableError) {
+      return batch.forEach((waiting) => waiting.reject(error));
+    }
     for (const waiting of batch) {
       try {
-        const [result] = await sql.begin((tx) => runCommands(tx, [waiting.command], clock.now()));
+        const [result] = await inTransaction(sql, (tx) => runCommands(tx, [waiting.command], clock.now()));
         onBatch?.(1);
         waiting.resolve(result);
       } catch (alone) {

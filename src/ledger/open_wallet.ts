@@ -5,6 +5,7 @@ import type { Clock } from "../clock.ts";
 import { newEvent } from "../../events/catalogue.ts";
 import { commitEvents } from "./ledger.ts";
 import { newToken, sha256Hex } from "../ids.ts";
+import { inTransaction } from "../db/transaction.ts";
 
 export const WELCOME_CREDITS = 100;
 export const TOKEN_INTERVAL_MS = 10_000;
@@ -17,7 +18,7 @@ export type OpenWalletResult = { ok: true; token: string; walletId: string } | {
 export async function openWallet(sql: Sql, clock: Clock, clientIp: string): Promise<OpenWalletResult> {
   const token = newToken();
   const walletId = await sha256Hex(token);
-  return await sql.begin(async (tx): Promise<OpenWalletResult> => {
+  return await inTransaction(sql, async (tx): Promise<OpenWalletResult> => {
     const now = clock.now();
     const since = new Date(now.getTime() - TOKEN_INTERVAL_MS);
     // The row lock of the conflicting insert serializes racing requests from one address.

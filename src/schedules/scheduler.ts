@@ -33,6 +33,7 @@ import {
   scheduledRunPayload,
 } from "./plan.ts";
 import { logError } from "../log.ts";
+import { createBackoff } from "../backoff.ts";
 
 export interface SchedulerOptions {
   sql: Sql;
@@ -80,6 +81,8 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
   let pass: Promise<void> | undefined;
   let lastSweep = 0;
   let adopted = false;
+  // While the database is out, passes come less often and the outage is logged once.
+  const backoff = createBackoff("scheduler pass");
 
   async function work() {
     if (!adopted) {
@@ -95,10 +98,10 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
 
   function tick() {
     pass = work()
-      .catch((error) => logError("scheduler pass failed", error))
+      .then(() => backoff.succeeded(), (error) => backoff.failed(error))
       .finally(() => {
         pass = undefined;
-        if (!stopping) timer = setTimeout(tick, pollMs);
+        if (!stopping) timer = setTimeout(tick, backoff.delay(pollMs));
       });
   }
 

@@ -22,6 +22,7 @@ import { ALERT_EMAIL_ID, type LowBalancePayload } from "../wallets/low_balance.t
 import { findAlertEmail, findAlertWebhook } from "../wallets/alert_target.ts";
 import { type AlertMailer, createAlertMailer } from "../wallets/alert_mailer.ts";
 import { describeError, logError } from "../log.ts";
+import { createBackoff } from "../backoff.ts";
 
 export interface DeliveryWorkerOptions {
   sql: Sql;
@@ -65,6 +66,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   let recheck: ReturnType<typeof setTimeout> | undefined;
   let claiming: Promise<void> | undefined;
   let again = false;
+  // While the database is out, polls come less often and the outage is logged once.
+  const backoff = createBackoff("delivery poll");
 
   // Claims as many due rows as there are free slots and starts their attempts without waiting for
   // them; each finished attempt frees a slot and looks again.
@@ -99,11 +102,11 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     }
     clearTimeout(timer);
     claiming = claim()
-      .catch((error) => logError("delivery poll failed", error))
+      .then(() => backoff.succeeded(), (error) => backoff.failed(error))
       .finally(() => {
         claiming = undefined;
         if (stopping) return;
-        timer = setTimeout(tick, again ? 0 : pollMs);
+        timer = setTimeout(tick, again ? 0 : backoff.delay(pollMs));
         again = false;
       });
   }
