@@ -42,7 +42,8 @@ function describe(r: RoundReport): string {
   const gap = r.outageSeconds;
   const back = r.recoverySeconds;
   return `round ${r.round}: ${r.acknowledgedWrites} acknowledged writes, ${r.lostWrites} lost, ` +
-    `${r.serverErrors} 5xx other than 503 (${r.unavailable} 503, ${r.noAnswer} unanswered while the service ` +
+    `${r.serverErrors} 5xx other than 503 (${r.unavailable} 503 in ${r.unavailableP99Ms} ms at p99, ` +
+    `${r.unavailableMaxMs} ms at most; ${r.noAnswer} unanswered while the service ` +
     `was down, ${r.slowAnswers} answers over 2 s), ${r.wrongCharges} wallets charged wrongly; ` +
     `writes failed for ${seconds(gap.postgresRestart)} around the Postgres restart, ` +
     `${seconds(gap.postgresStopped)} around the 20 s stop, ${seconds(gap.serviceKilled)} around kill -9, ` +
@@ -95,6 +96,7 @@ try {
     serverErrorsOtherThan503: sum((r) => r.serverErrors),
     wrongCharges: sum((r) => r.wrongCharges),
     slowAnswers: sum((r) => r.slowAnswers),
+    slowest503Ms: Math.max(...reports.map((r) => r.unavailableMaxMs)),
     serviceCrashes: sum((r) => r.serviceCrashes),
     worstRecoverySeconds: worstOf((r) => r.recoverySeconds),
     worstOutageSeconds: worstOf((r) => r.outageSeconds),

@@ -32,6 +32,9 @@ export interface RoundReport {
   serverErrors: number;
   /** 503 answers (each with Retry-After unless counted in serverErrors). */
   unavailable: number;
+  /** How long the slowest 503 took, and the 99th percentile, in milliseconds. */
+  unavailableMaxMs: number;
+  unavailableP99Ms: number;
   /** Calls that got no answer: the service was down (kill -9) or past the client's timeout. */
   noAnswer: number;
   /** Answers (200 or 503) that took longer than 2 s. */
@@ -108,6 +111,7 @@ export async function runRound(round: number, context: RoundContext): Promise<Ro
     lostWrites: verdict.lost.length,
     serverErrors: answers.filter((a) => a.status >= 500 && a.status !== 503).length,
     unavailable: answers.filter((a) => a.status === 503).length,
+    ...latencyOf(answers.filter((a) => a.status === 503)),
     noAnswer: answers.filter((a) => a.status === 0).length,
     slowAnswers: answers.filter((a) => a.status !== 0 && a.ms > ANSWER_BOUND_MS).length,
     wrongCharges: verdict.wrongCharges.length,
@@ -154,6 +158,13 @@ function writeGap(answers: Answer[], from: number, to: number): number | null {
 }
 
 const seconds = (ms: number) => Math.round(ms / 10) / 100;
+
+function latencyOf(answers: Answer[]): { unavailableMaxMs: number; unavailableP99Ms: number } {
+  const sorted = answers.map((a) => a.ms).sort((a, b) => a - b);
+  const at = (q: number) =>
+    Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0);
+  return { unavailableMaxMs: at(1), unavailableP99Ms: at(0.99) };
+}
 
 /** Runs `deno task audit` or `deno task replay` on the database; "clean" or what it reported. */
 async function task(name: "audit" | "replay", env: Record<string, string>): Promise<string> {
