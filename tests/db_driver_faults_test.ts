@@ -6,11 +6,11 @@
 // errors the service classifies as "database unavailable", keep every transaction whole, and serve
 // again as soon as the proxy lets it.
 import assert from "node:assert/strict";
-import { openDatabase } from "../src/db/connect.ts";
+import { type Database, openDatabase } from "../src/db/connect.ts";
 import { isDatabaseUnavailable } from "../src/db/faults.ts";
 import { withDeadline } from "../src/db/deadline.ts";
 import { embedded, freshDatabase } from "./helpers/service.ts";
-import { startFaultProxy } from "./helpers/fault_proxy.ts";
+import { type FaultProxy, startFaultProxy } from "./helpers/fault_proxy.ts";
 
 const WORKERS = 16;
 const CUT_EVERY_MS = 120;
@@ -21,81 +21,113 @@ const SETTLE_MS = 5_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+interface Harness {
+  /** A connection straight to the database, to check what was written. */
+  direct: Database;
+  /** The service's driver configuration, through the proxy. */
+  db: Database;
+  proxy: FaultProxy;
+  close(): Promise<void>;
+}
+
+async function harness(maxConnections: number): Promise<Harness> {
+  const database = await freshDatabase();
+  const direct = await openDatabase({ databaseUrl: database.env.DATABASE_URL, dataDir: "" });
+  await direct.sql`create table tx_parts (tx int, part int, primary key (tx, part))`;
+  const proxy = startFaultProxy({
+    hostname: "127.0.0.1",
+    port: Number(new URL(database.env.DATABASE_URL).port),
+  });
+  const db = await openDatabase({
+    databaseUrl: proxy.urlFor(database.env.DATABASE_URL),
+    dataDir: "",
+    maxConnections,
+    connectTimeoutMs: 2_000,
+  });
+  return {
+    direct,
+    db,
+    proxy,
+    async close() {
+      await db.close();
+      await direct.close();
+      await proxy.close();
+      await database.drop();
+    },
+  };
+}
+
+/** WORKERS loops of transactions (two inserts with a query between) and plain reads, and their fates. */
+function startWork(db: Database) {
+  const fates = { committed: [] as number[], failed: 0, stuck: 0, unexpected: [] as unknown[] };
+  let nextTx = 0;
+  let running = true;
+  async function once(worker: number, n: number) {
+    const tx = nextTx++;
+    const work = n % 3 === 2 ? db.sql`select ${worker}::int as w` : db.sql.begin(async (sql) => {
+      await sql`insert into tx_parts values (${tx}, 1)`;
+      await sql`select pg_sleep(0.002)`;
+      await sql`insert into tx_parts values (${tx}, 2)`;
+    }).then(() => fates.committed.push(tx));
+    try {
+      await withDeadline(Promise.resolve(work), SETTLE_MS, "unknown");
+    } catch (error) {
+      if (error instanceof Error && error.message.includes(`within ${SETTLE_MS} ms`)) fates.stuck++;
+      else if (isDatabaseUnavailable(error)) fates.failed++;
+      else fates.unexpected.push(error);
+    }
+  }
+  const workers = Array.from({ length: WORKERS }, async (_, worker) => {
+    for (let n = 0; running; n++) await once(worker, n);
+  });
+  return {
+    fates,
+    async stop() {
+      running = false;
+      await Promise.all(workers);
+    },
+  };
+}
+
+/** Every connection of the pool answers again within 5 s of the database's return. */
+async function poolServesAgain(db: Database) {
+  const back = performance.now();
+  await Promise.all(Array.from({ length: 12 }, async () => {
+    while (true) {
+      try {
+        return await withDeadline(Promise.resolve(db.sql`select 1`), 1_000, "unchanged");
+      } catch {
+        assert.ok(performance.now() - back < 5_000, "The pool did not serve again within 5 s");
+        await sleep(100);
+      }
+    }
+  }));
+}
+
 Deno.test({
   name: "driver faults: cut and refused connections fail only the work in flight; transactions stay whole",
   ignore: embedded, // The embedded PGlite runs in the process: there is no connection to cut.
   async fn() {
-    const database = await freshDatabase();
-    const direct = await openDatabase({ databaseUrl: database.env.DATABASE_URL, dataDir: "" });
-    await direct.sql`create table tx_parts (tx int, part int, primary key (tx, part))`;
-    const proxy = startFaultProxy({
-      hostname: "127.0.0.1",
-      port: Number(new URL(database.env.DATABASE_URL).port),
-    });
-    const db = await openDatabase({
-      databaseUrl: proxy.urlFor(database.env.DATABASE_URL),
-      dataDir: "",
-      maxConnections: 6,
-      connectTimeoutMs: 2_000,
-    });
-    const committed: number[] = [];
-    const unexpected: unknown[] = [];
-    let stuck = 0;
-    let failed = 0;
-    let nextTx = 0;
-    let running = true;
-
-    /** One unit of work: a transaction of two inserts with a query between, or a plain read. */
-    async function once(worker: number, n: number) {
-      const tx = nextTx++;
-      const work = n % 3 === 2 ? db.sql`select ${worker}::int as w` : db.sql.begin(async (sql) => {
-        await sql`insert into tx_parts values (${tx}, 1)`;
-        await sql`select pg_sleep(0.002)`;
-        await sql`insert into tx_parts values (${tx}, 2)`;
-      }).then(() => committed.push(tx));
+    const { direct, db, proxy, close } = await harness(6);
+    try {
+      const work = startWork(db);
       try {
-        await withDeadline(Promise.resolve(work), SETTLE_MS, "unknown");
-      } catch (error) {
-        if (error instanceof Error && error.message.includes(`within ${SETTLE_MS} ms`)) stuck++;
-        else if (isDatabaseUnavailable(error)) failed++;
-        else unexpected.push(error);
-      }
-    }
-
-    const workers = Array.from({ length: WORKERS }, async (_, worker) => {
-      for (let n = 0; running; n++) await once(worker, n);
-    });
-    try {
-      await sleep(500);
-      const cutting = performance.now();
-      while (performance.now() - cutting < CUTTING_MS) {
-        proxy.cut();
-        await sleep(CUT_EVERY_MS);
-      }
-      proxy.refuse();
-      proxy.cut();
-      await sleep(REFUSED_MS);
-      proxy.accept();
-
-      // Serving again: every connection of the pool answers within 5 s of the database's return.
-      const back = performance.now();
-      await Promise.all(Array.from({ length: 12 }, async () => {
-        while (true) {
-          try {
-            await withDeadline(Promise.resolve(db.sql`select 1`), 1_000, "unchanged");
-            return;
-          } catch {
-            assert.ok(performance.now() - back < 5_000, "The pool did not serve again within 5 s");
-            await sleep(100);
-          }
+        await sleep(500);
+        const cutting = performance.now();
+        while (performance.now() - cutting < CUTTING_MS) {
+          proxy.cut();
+          await sleep(CUT_EVERY_MS);
         }
-      }));
-      await sleep(1_000);
-    } finally {
-      running = false;
-      await Promise.all(workers);
-    }
-    try {
+        proxy.refuse();
+        proxy.cut();
+        await sleep(REFUSED_MS);
+        proxy.accept();
+        await poolServesAgain(db);
+        await sleep(1_000);
+      } finally {
+        await work.stop();
+      }
+      const { committed, failed, stuck, unexpected } = work.fates;
       assert.deepEqual(unexpected.map(String), [], "Every failure is a classified database fault");
       assert.equal(stuck, 0, `${stuck} queries never settled: a pooled connection stopped answering`);
       assert.ok(failed > 0, "The faults failed some work in flight (else the test broke nothing)");
@@ -106,10 +138,7 @@ Deno.test({
         select count(*)::int as whole from tx_parts where tx = any(${committed}::int[]) and part = 2`;
       assert.equal(whole, committed.length, "Every committed transaction is there");
     } finally {
-      await db.close();
-      await direct.close();
-      await proxy.close();
-      await database.drop();
+      await close();
     }
   },
 });
@@ -118,19 +147,8 @@ Deno.test({
   name: "driver faults: a transaction whose connection was lost sends nothing on the next session",
   ignore: embedded, // The embedded PGlite runs in the process: there is no connection to cut.
   async fn() {
-    const database = await freshDatabase();
-    const direct = await openDatabase({ databaseUrl: database.env.DATABASE_URL, dataDir: "" });
-    await direct.sql`create table tx_parts (tx int, part int, primary key (tx, part))`;
-    const proxy = startFaultProxy({
-      hostname: "127.0.0.1",
-      port: Number(new URL(database.env.DATABASE_URL).port),
-    });
     // One connection: after the cut, the pool opens it again for the next query, a new session.
-    const db = await openDatabase({
-      databaseUrl: proxy.urlFor(database.env.DATABASE_URL),
-      dataDir: "",
-      maxConnections: 1,
-    });
+    const { direct, db, proxy, close } = await harness(1);
     try {
       let firstWritten!: () => void;
       const written = new Promise<void>((resolve) => firstWritten = resolve);
@@ -154,10 +172,7 @@ Deno.test({
       const rows = await direct.sql`select part from tx_parts where tx = 1`;
       assert.deepEqual([...rows], [], "Nothing of the lost transaction was written");
     } finally {
-      await db.close();
-      await direct.close();
-      await proxy.close();
-      await database.drop();
+      await close();
     }
   },
 });

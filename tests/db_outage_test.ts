@@ -6,7 +6,7 @@
 // nothing charged twice, and the audit and replay must be clean.
 import assert from "node:assert/strict";
 import { embedded, runTask, type Service, startService } from "./helpers/service.ts";
-import { startFaultProxy } from "./helpers/fault_proxy.ts";
+import { type FaultProxy, startFaultProxy } from "./helpers/fault_proxy.ts";
 import { openSmtpSession } from "./helpers/smtp_session.ts";
 import { smtpDialog } from "./helpers/smtp.ts";
 import { TEST_PAYMENT_SECRET } from "./helpers/credits.ts";
@@ -69,6 +69,79 @@ function describe(answers: Answer[]): string {
   );
 }
 
+/**
+ * Postgres away for DOWN_MS (open connections cut, new ones refused): /readyz turns 503, SMTP answers
+ * 451 to RCPT and to the end of DATA in a session opened before, then /readyz turns 200 again.
+ * Returns when the database came back.
+ */
+async function downPhase(service: Service, proxy: FaultProxy, mailbox: string): Promise<number> {
+  const held = await openSmtpSession(service);
+  await held.send("EHLO sender.example");
+  await held.send("MAIL FROM:<ann@sender.example>");
+  assert.match(await held.send(`RCPT TO:<${mailbox}>`), /^250 /);
+  proxy.refuse();
+  proxy.cut();
+  const downAt = performance.now();
+  await readyzBecomes(service, 503, ANSWER_BOUND_MS);
+  const rcpt = await timed(() =>
+    smtpDialog(service, ["EHLO sender.example", "MAIL FROM:<bob@sender.example>", `RCPT TO:<${mailbox}>`])
+  );
+  assert.match(rcpt.value[3], /^451 4\.3\.0 /, "RCPT while the database is out");
+  assert.ok(rcpt.ms <= ANSWER_BOUND_MS * 2, `The RCPT dialogue took ${Math.round(rcpt.ms)} ms`);
+  assert.match(await held.send("DATA"), /^354 /);
+  const data = await timed(() => held.send("Subject: held\r\n\r\nSent while the database is out\r\n."));
+  assert.match(data.value, /^451 4\.3\.0 /, "DATA while the database is out");
+  assert.ok(data.ms <= ANSWER_BOUND_MS, `DATA took ${Math.round(data.ms)} ms`);
+  held.close();
+  await sleep(Math.max(0, downAt + DOWN_MS - performance.now()));
+  proxy.accept();
+  const upAt = performance.now();
+  await readyzBecomes(service, 200, RECOVERY_BOUND_MS);
+  return upAt;
+}
+
+/** Every answer a 200 or a 503 with Retry-After, within 2 s; writes served again within 5 s of `upAt`. */
+function assertAnswers(answers: Answer[], upAt: number) {
+  const slow = answers.filter((a) => a.ms > ANSWER_BOUND_MS);
+  assert.equal(slow.length, 0, `Answers over ${ANSWER_BOUND_MS} ms: ${describe(slow)}`);
+  const odd = answers.filter((a) => !(a.status === 200 || (a.status === 503 && a.retryAfter)));
+  assert.equal(odd.length, 0, `Answers other than 200 and 503 with Retry-After: ${describe(odd)}`);
+  const refused = answers.filter((a) => a.status === 503).length;
+  assert.ok(refused > 0, "The outage was seen by the clients (else the test broke nothing)");
+  const firstServed = answers.find((a) => a.kind === "write" && a.status === 200 && a.at >= upAt);
+  assert.ok(firstServed, "Writes succeed again after the database returned");
+  const recovery = firstServed.at + firstServed.ms - upAt;
+  assert.ok(recovery <= RECOVERY_BOUND_MS, `Writes succeeded again only after ${Math.round(recovery)} ms`);
+}
+
+/** Nothing acknowledged lost, nothing charged twice, the process up, the outage logged once, audit clean. */
+async function assertKept(service: Service, tokens: string[], answers: Answer[], balances: number[]) {
+  const verdict = await verifyLoad(
+    { baseUrl: service.url, tokens, callTimeoutMs: 10_000 },
+    answers,
+    balances,
+  );
+  assert.ok(verdict.acknowledged > 100, `Only ${verdict.acknowledged} writes were acknowledged`);
+  assert.deepEqual(verdict.lost, [], "Every acknowledged write reads back");
+  assert.deepEqual(verdict.unexpected, [], "Resent writes are answered 200");
+  assert.deepEqual(verdict.wrongCharges, [], "Every wallet paid for its calls exactly once");
+
+  const health = await fetch(`${service.url}/healthz`);
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
+  const output = service.output();
+  assert.doesNotMatch(output, /Uncaught|TypeError/);
+  const outageLines = output.split("\n").filter((line) =>
+    line.includes("delivery poll: database unavailable")
+  );
+  assert.ok(outageLines.length <= 5, `The delivery worker logged the outage ${outageLines.length} times`);
+
+  const audit = await runTask(service, "audit");
+  assert.equal(audit.code, 0, audit.stdout + audit.stderr);
+  const replay = await runTask(service, "replay");
+  assert.equal(replay.code, 0, replay.stdout + replay.stderr);
+}
+
 Deno.test({
   name: "database outage under load: 200 or a fast 503, back within 5 s, nothing lost or charged twice",
   ignore: embedded, // The embedded PGlite runs in the process: there is no connection to cut.
@@ -87,86 +160,21 @@ Deno.test({
       const tokens = wallets.tokens.slice(0, CLIENTS);
       const load = startLoad({ baseUrl: service.url, tokens, callTimeoutMs: 10_000 });
       await sleep(1_000);
-
       // Every connection cut, three times: the driver opens new ones at once.
       for (let i = 0; i < 3; i++) {
         proxy.cut();
         await sleep(500);
       }
-
-      // Down: open connections cut and new ones refused, as when Postgres stops.
-      const held = await openSmtpSession(service);
-      await held.send("EHLO sender.example");
-      await held.send("MAIL FROM:<ann@sender.example>");
-      assert.match(await held.send(`RCPT TO:<${mailbox}>`), /^250 /);
-      proxy.refuse();
-      proxy.cut();
-      const downAt = performance.now();
-      const notReadyAfter = await readyzBecomes(service, 503, ANSWER_BOUND_MS);
-      const rcpt = await timed(() =>
-        smtpDialog(service, ["EHLO sender.example", "MAIL FROM:<bob@sender.example>", `RCPT TO:<${mailbox}>`])
-      );
-      assert.match(rcpt.value[3], /^451 4\.3\.0 /, "RCPT while the database is out");
-      assert.ok(rcpt.ms <= ANSWER_BOUND_MS * 2, `The RCPT dialogue took ${Math.round(rcpt.ms)} ms`);
-      assert.match(await held.send("DATA"), /^354 /);
-      const data = await timed(() => held.send("Subject: held\r\n\r\nSent while the database is out\r\n."));
-      assert.match(data.value, /^451 4\.3\.0 /, "DATA while the database is out");
-      assert.ok(data.ms <= ANSWER_BOUND_MS, `DATA took ${Math.round(data.ms)} ms`);
-      held.close();
-      await sleep(Math.max(0, downAt + DOWN_MS - performance.now()));
-
-      proxy.accept();
-      const upAt = performance.now();
-      const readyAfter = await readyzBecomes(service, 200, RECOVERY_BOUND_MS);
+      const upAt = await downPhase(service, proxy, mailbox);
       await sleep(1_500);
-
       // Slow: every chunk delayed both ways.
       proxy.setLatency(SLOW_LATENCY_MS);
       await sleep(3_000);
       proxy.setLatency(0);
       await sleep(2_000);
       const answers = await load.stop();
-
-      const slow = answers.filter((a) => a.ms > ANSWER_BOUND_MS);
-      assert.deepEqual(slow.length, 0, `Answers over ${ANSWER_BOUND_MS} ms: ${describe(slow)}`);
-      const odd = answers.filter((a) => !(a.status === 200 || (a.status === 503 && a.retryAfter)));
-      assert.equal(odd.length, 0, `Answers other than 200 and 503 with Retry-After: ${describe(odd)}`);
-      const refused = answers.filter((a) => a.status === 503).length;
-      assert.ok(refused > 0, "The outage was seen by the clients (else the test broke nothing)");
-      const firstServed = answers.find((a) => a.kind === "write" && a.status === 200 && a.at >= upAt);
-      assert.ok(firstServed, "Writes succeed again after the database returned");
-      const recovery = firstServed.at + firstServed.ms - upAt;
-      assert.ok(
-        recovery <= RECOVERY_BOUND_MS,
-        `Writes succeeded again only after ${Math.round(recovery)} ms`,
-      );
-      assert.ok(notReadyAfter <= ANSWER_BOUND_MS && readyAfter <= RECOVERY_BOUND_MS);
-
-      const verdict = await verifyLoad(
-        { baseUrl: service.url, tokens, callTimeoutMs: 10_000 },
-        answers,
-        wallets.balances,
-      );
-      assert.ok(verdict.acknowledged > 100, `Only ${verdict.acknowledged} writes were acknowledged`);
-      assert.deepEqual(verdict.lost, [], "Every acknowledged write reads back");
-      assert.deepEqual(verdict.unexpected, [], "Resent writes are answered 200");
-      assert.deepEqual(verdict.wrongCharges, [], "Every wallet paid for its calls exactly once");
-
-      // The process never went down, and each worker logged the outage once, not at every try.
-      const health = await fetch(`${service.url}/healthz`);
-      assert.equal(health.status, 200);
-      await health.body?.cancel();
-      const output = service.output();
-      assert.doesNotMatch(output, /Uncaught|TypeError/);
-      const outageLines = output.split("\n").filter((line) =>
-        line.includes("delivery poll: database unavailable")
-      );
-      assert.ok(outageLines.length <= 5, `The delivery worker logged the outage ${outageLines.length} times`);
-
-      const audit = await runTask(service, "audit");
-      assert.equal(audit.code, 0, audit.stdout + audit.stderr);
-      const replay = await runTask(service, "replay");
-      assert.equal(replay.code, 0, replay.stdout + replay.stderr);
+      assertAnswers(answers, upAt);
+      await assertKept(service, tokens, answers, wallets.balances);
     } finally {
       await service.dispose();
       await proxy.close();
