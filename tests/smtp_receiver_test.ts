@@ -143,7 +143,7 @@ Deno.test("inbound email over SMTP", async (t) => {
       assert.match(text.headers.get("content-disposition")!, /filename\*=UTF-8''notes%20%C3%A9\.txt$/);
       // Another first character of the signature, whatever it was.
       const tampered = await fetch(
-        first.downloadUrl.replace(/sig=(.)/, (_, c) => `sig=${c === "A" ? "B" : "A"}`),
+        first.downloadUrl.replace(/sig=(.)/, (_: string, c: string) => `sig=${c === "A" ? "B" : "A"}`),
       );
       assert.equal(tampered.status, 403);
       await tampered.body?.cancel();
