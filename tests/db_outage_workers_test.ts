@@ -19,6 +19,7 @@ import { embedded, freshDatabase } from "./helpers/service.ts";
 import { type FaultProxy, startFaultProxy } from "./helpers/fault_proxy.ts";
 import { type Receiver, startReceiver } from "./helpers/receiver.ts";
 import { sendMail } from "./helpers/smtp.ts";
+import { eventually } from "./helpers/wait.ts";
 
 const DATABASE_TIMEOUT_MS = 1_500;
 const OUTAGE_MS = 3_000;
@@ -141,6 +142,11 @@ async function outageScenario(h: Harness) {
   assert.equal(sent.code, 250, sent.response);
   const [first] = await h.receiver.waitFor(1);
   assert.equal(first.path, "/mail");
+  // Recorded too (else its claim would hold it for the 60 s lease): the attempt is in the call log.
+  await eventually("the first attempt in the call log", async () => {
+    const logs = JSON.parse(await h.request("GET", "/token/logs?type=webhook-delivery", { token })).logs;
+    return logs.length > 0 ? true : undefined;
+  });
 
   // The outage: the retry and the scheduled run come due while Postgres is away.
   h.proxy.refuse();
