@@ -44,6 +44,7 @@ const ConfigSchema = z.object({
   SMTP_IDLE_TIMEOUT_MS: millis.default(300_000),
   SMTP_MAX_CONNECTIONS: connections.default(64),
   SMTP_MAX_CONNECTIONS_PER_IP: connections.default(32),
+  DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(1500),
 }).refine((c) => (c.SMTP_TLS_CERT === undefined) === (c.SMTP_TLS_KEY === undefined), {
   path: ["SMTP_TLS_CERT"],
   message: "must be set together with SMTP_TLS_KEY (file paths of the STARTTLS certificate and key)",
@@ -79,6 +80,11 @@ export interface Config {
   http: HttpLimits;
   /** Idle time and connection bounds of the SMTP receiver. */
   smtpLimits: { idleTimeoutMs: number } & ConnectionBounds;
+  /**
+   * Longest a call waits for the database (and a new connection may take to open) before it gets
+   * 503; /readyz answers 503 past it too.
+   */
+  databaseTimeoutMs: number;
 }
 
 /** Parses the environment; returns the error text instead of throwing so main can exit 1 cleanly. */
@@ -123,6 +129,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
       maxConnections: c.SMTP_MAX_CONNECTIONS,
       maxConnectionsPerIp: c.SMTP_MAX_CONNECTIONS_PER_IP,
     },
+    databaseTimeoutMs: c.DATABASE_TIMEOUT_MS,
   };
 }
 

@@ -19,7 +19,11 @@ import { startSmtpReceiver } from "./email/smtp_server.ts";
 import { describeError, log } from "./log.ts";
 
 const config = loadConfig();
-const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+const db = await openDatabase({
+  databaseUrl: config.databaseUrl,
+  dataDir: config.dataDir,
+  connectTimeoutMs: config.databaseTimeoutMs,
+});
 const applied = await migrate(db.sql);
 if (applied.length) log("info", "migrations applied", { applied });
 if (config.allowPrivateWebhooks) {
@@ -36,6 +40,7 @@ await ensureServiceFile(db.sql, SAMPLE_ATTACHMENT, clock.now());
 const deliveryWakeUp = { wake: () => {} };
 const ledger = createServiceLedger(db.sql, clock, {
   maxBatch: config.ledgerMaxBatch,
+  deadlineMs: config.databaseTimeoutMs,
   onDeliveryQueued: () => deliveryWakeUp.wake(),
 });
 const services = { sql: db.sql, ledger, clock, config };

@@ -6,6 +6,7 @@ import { randomId, sha256Hex } from "../ids.ts";
 import { findActiveWallet } from "../../projections/wallets.ts";
 import { activeWallets } from "./wallet_cache.ts";
 import { log } from "../log.ts";
+import { withDeadline } from "../db/deadline.ts";
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -47,7 +48,9 @@ export const requireWallet: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   const walletId = await sha256Hex(token);
   if (!activeWallets.has(walletId)) {
-    if (!await findActiveWallet(c.get("services").sql, walletId)) throw new HttpError(401, UNAUTHORIZED);
+    const { sql, config } = c.get("services");
+    const wallet = await withDeadline(findActiveWallet(sql, walletId), config.databaseTimeoutMs, "unchanged");
+    if (!wallet) throw new HttpError(401, UNAUTHORIZED);
     activeWallets.remember(walletId);
   }
   c.set("walletId", walletId);

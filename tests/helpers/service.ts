@@ -11,6 +11,8 @@ export interface ServiceOptions {
   sharedWith?: Service;
   /** Open an SMTP port too. */
   smtp?: boolean;
+  /** Rewrites the service's DATABASE_URL (through a fault proxy); tasks keep the direct one. */
+  routeDatabase?: (databaseUrl: string) => string;
 }
 
 export interface Service {
@@ -78,6 +80,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     ...db.env,
     ...options.env,
   };
+  if (options.routeDatabase && db.env.DATABASE_URL) {
+    env.DATABASE_URL = options.routeDatabase(db.env.DATABASE_URL);
+  }
   let child: Deno.ChildProcess | undefined;
   let output = "";
   let pumping: Promise<void> = Promise.resolve();
