@@ -169,10 +169,10 @@ type Ctx = Context<AppEnv>;
 
 export function webhookRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, createWebhookRoute, (c) => create(c));
-  serve(app, listRoute, (c) => webhookCall(c, listWebhooks));
+  serve(app, listRoute, (c) => billedWebhookCall(c, listWebhooks));
   serve(app, deleteDefault, (c) => remove(c, DEFAULT_WEBHOOK_ID));
   serve(app, testDefault, (c) => testWebhook(c, DEFAULT_WEBHOOK_ID));
-  serve(app, getRoute, (c) => webhookCall(c, (state) => getWebhook(c.req.valid("param").webhookId, state)));
+  serve(app, getRoute, (c) => show(c, c.req.valid("param").webhookId));
   serve(app, putRoute, (c) => replace(c, c.req.valid("param").webhookId));
   serve(app, patchRoute, (c) => patch(c, c.req.valid("param").webhookId));
   serve(app, deleteRoute, (c) => remove(c, c.req.valid("param").webhookId));
@@ -180,7 +180,7 @@ export function webhookRoutes(app: OpenAPIHono<AppEnv>) {
 }
 
 /** A billed webhook call that decides from the wallet's webhooks and schedules. */
-function webhookCall(c: Ctx, decide: (state: WebhookState) => CallDecision<Reply>): Promise<Response> {
+function billedWebhookCall(c: Ctx, decide: (state: WebhookState) => CallDecision<Reply>): Promise<Response> {
   return billed(c, { reads: webhookReads(c.get("walletId")!), decide });
 }
 
@@ -198,7 +198,7 @@ async function create(c: Ctx): Promise<Response> {
   const settings = validSettings(c, input.value);
   if (!settings.ok) return billedFailure(c, 400, settings.phrase);
   const request = { webhookId: input.value.webhookId, settings: settings.value, fresh: freshIdentity(c) };
-  return webhookCall(c, (state) => createWebhook(request, state));
+  return billedWebhookCall(c, (state) => createWebhook(request, state));
 }
 
 async function replace(c: Ctx, webhookId: string): Promise<Response> {
@@ -207,7 +207,7 @@ async function replace(c: Ctx, webhookId: string): Promise<Response> {
   const settings = validSettings(c, input.value);
   if (!settings.ok) return billedFailure(c, 400, settings.phrase);
   const request = { webhookId, settings: settings.value, fresh: freshIdentity(c) };
-  return webhookCall(c, (state) => replaceWebhook(request, state));
+  return billedWebhookCall(c, (state) => replaceWebhook(request, state));
 }
 
 async function patch(c: Ctx, webhookId: string): Promise<Response> {
@@ -215,11 +215,15 @@ async function patch(c: Ctx, webhookId: string): Promise<Response> {
   if (!input.ok) return billedFailure(c, 400, input.phrase);
   const allowPrivate = c.get("services").config.allowPrivateWebhooks;
   const request = { webhookId, patch: input.value, fresh: freshIdentity(c), allowPrivate };
-  return webhookCall(c, (state) => patchWebhook(request, state));
+  return billedWebhookCall(c, (state) => patchWebhook(request, state));
+}
+
+function show(c: Ctx, webhookId: string): Promise<Response> {
+  return billedWebhookCall(c, (state) => getWebhook(webhookId, state));
 }
 
 function remove(c: Ctx, webhookId: string): Promise<Response> {
-  return webhookCall(c, (state) => deleteWebhook(webhookId, state));
+  return billedWebhookCall(c, (state) => deleteWebhook(webhookId, state));
 }
 
 function freshIdentity(c: Ctx) {
@@ -232,6 +236,6 @@ async function testWebhook(c: Ctx, webhookId: string): Promise<Response> {
   const idempotencyKey = c.req.header("idempotency-key");
   const request = { walletId, webhookId, price: WEBHOOK.price, idempotencyKey };
   const result = await sendTestDelivery(c.get("services"), request);
-  if (result === undefined) return webhookCall(c, (state) => testNotSent(webhookId, state));
+  if (result === undefined) return billedWebhookCall(c, (state) => testNotSent(webhookId, state));
   return billed(c, { decide: () => testSent(result) });
 }
