@@ -17,6 +17,8 @@ export const IdempotentReply = z.object({
  * A webhook's whole configuration after a change, so the read model folds it without the previous
  * row. Mailbox fields are absent on a scheduled webhook, `schedule` on a mailbox webhook; `email`
  * (the mailbox address) stays while a webhook is scheduled so it can become a mailbox again.
+ * The code works with the union of src/webhooks/config/config.ts; this payload is converted to and
+ * from it in src/webhooks/config/event_data.ts only.
  */
 export const WebhookConfig = z.object({
   webhookId: z.string(),

@@ -5,7 +5,7 @@
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 import { type Projection, type ReadKind, rowRead } from "./projection.ts";
-import type { WebhookConfigData } from "./webhooks.ts";
+import type { WebhookConfigData } from "../src/webhooks/config/event_data.ts";
 import { nextRunAt } from "../src/schedules/cron.ts";
 
 export interface ScheduleRow {

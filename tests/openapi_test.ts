@@ -6,7 +6,7 @@ import { call } from "./helpers/client.ts";
 import { startService } from "./helpers/service.ts";
 import { inProcessService } from "./helpers/in_process.ts";
 import { MIN_TOKEN_LENGTH } from "../src/http/middleware.ts";
-import { WEBHOOK_ID_PATTERN } from "../src/webhooks/config_schema.ts";
+import { WEBHOOK_ID_PATTERN } from "../src/webhooks/config/input.ts";
 
 /** Every route a client can call; later capabilities add theirs here. */
 const EXPECTED_ROUTES: [string, string][] = [
