@@ -5,7 +5,7 @@ import { migrate } from "./db/migrate.ts";
 import { createLedger } from "./ledger/ledger.ts";
 import { createApp } from "./http/app.ts";
 import { systemClock } from "./clock.ts";
-import { startSweeper } from "./sweeper.ts";
+import { preparePartitions, startSweeper } from "./sweeper.ts";
 import { startDeactivationSweep } from "./wallets/deactivation.ts";
 import { createAlertMailer } from "./wallets/alert_mailer.ts";
 import { linkSigning } from "./webhooks/deliver.ts";
@@ -14,7 +14,7 @@ import { SAMPLE_ATTACHMENT } from "./attachments/sample_pdf.ts";
 import { startDeliveryWorker } from "./webhooks/delivery_worker.ts";
 import { startScheduler } from "./schedules/scheduler.ts";
 import { startSmtpReceiver } from "./email/smtp_server.ts";
-import { describeError, log } from "./log.ts";
+import { describeError, log, logError } from "./log.ts";
 
 const config = loadConfig();
 const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -29,6 +29,8 @@ if (config.allowPrivateWebhooks) {
 }
 
 const clock = systemClock;
+// Without them rows still land in the catch-all partitions; the sweep tries again.
+await preparePartitions(db.sql, clock.now()).catch((error) => logError("cannot create partitions", error));
 await ensureServiceFile(db.sql, SAMPLE_ATTACHMENT, clock.now());
 const ledger = createLedger(db.sql, clock, { maxBatch: config.ledgerMaxBatch });
 const services = { sql: db.sql, ledger, clock, config };

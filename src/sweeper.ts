@@ -1,11 +1,13 @@
-// Background clean-up of read-model rows that have expired: KV entries, call logs (deleted
-// within 24 hours after their 7 days), remembered idempotent replies and attachments (7 days).
+// Background clean-up of read-model rows that have expired: KV entries and remembered idempotent
+// replies row by row; call logs and attachments by dropping whole expired time partitions (and
+// creating the coming ones), so their cost does not grow with the tables.
 import type { Sql } from "./db/connect.ts";
 import type { Clock } from "./clock.ts";
 import { sweepExpiredKv } from "../projections/kv.ts";
-import { sweepExpiredCallLogs } from "../projections/call_logs.ts";
+import { CALL_LOG_PARTITIONING, sweepExpiredCallLogs } from "../projections/call_logs.ts";
 import { sweepExpiredReplies } from "../projections/idempotent_replies.ts";
-import { sweepExpiredAttachments } from "./attachments/store.ts";
+import { ATTACHMENT_PARTITIONING, sweepExpiredAttachments } from "./attachments/store.ts";
+import { createPartitions } from "./db/partitions.ts";
 import { type PeriodicJob, startPeriodic } from "./periodic.ts";
 
 export const SWEEP_INTERVAL_MS = 15 * 60 * 1000;
@@ -17,6 +19,14 @@ export async function sweepOnce(sql: Sql, now: Date) {
     replies: await sweepExpiredReplies(sql, now),
     attachments: await sweepExpiredAttachments(sql, now),
   };
+}
+
+/** Creates the coming time partitions; run at start-up so that new rows find theirs at once. */
+export async function preparePartitions(sql: Sql, now: Date): Promise<string[]> {
+  return [
+    ...await createPartitions(sql, CALL_LOG_PARTITIONING, now),
+    ...await createPartitions(sql, ATTACHMENT_PARTITIONING, now),
+  ];
 }
 
 export function startSweeper(sql: Sql, clock: Clock, intervalMs = SWEEP_INTERVAL_MS): PeriodicJob {
