@@ -1,5 +1,5 @@
 // Reads a V8 CPU profile (`deno run --cpu-prof`) and lists the functions that took the most time
-// themselves (self time), grouped by function and source location.
+// themselves (self time), grouped by function and source location, idle time left out.
 
 interface ProfileNode {
   id: number;
@@ -16,7 +16,7 @@ export interface HotFunction {
   name: string;
   /** Self time in milliseconds. */
   selfMs: number;
-  /** Share of all sampled time, in percent. */
+  /** Share of the sampled busy time (idle left out), in percent. */
   percent: number;
 }
 
@@ -36,9 +36,10 @@ export function hotFunctions(profile: CpuProfile, top = 15): HotFunction[] {
   let totalUs = 0;
   profile.samples.forEach((id, i) => {
     const frame = byId.get(id)?.callFrame;
+    // Idle is time the service waited (for the database, for requests): not work to optimise.
+    if (!frame || frame.functionName === "(idle)") return;
     const delta = profile.timeDeltas[i] ?? 0;
     totalUs += delta;
-    if (!frame) return;
     const name = `${frame.functionName || "(anonymous)"} ${location(frame.url, frame.lineNumber)}`.trim();
     selfUs.set(name, (selfUs.get(name) ?? 0) + delta);
   });

@@ -5,6 +5,7 @@ import { migrate } from "../../db/migrate.ts";
 import { CALL_LOG_PARTITIONING, sweepExpiredCallLogs } from "../../../projections/call_logs.ts";
 import { createPartitions } from "../../db/partitions.ts";
 import { seedCallLogs } from "./ledger_seed.ts";
+import { peakRssMb } from "./system.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 
@@ -25,16 +26,6 @@ async function taskCommand(task: string): Promise<string[]> {
   const line: string | undefined = config.tasks?.[task];
   if (!line?.startsWith("deno run ")) throw new Error(`Task "${task}" in deno.json is not a "deno run" line`);
   return line.split(/\s+/).slice(1);
-}
-
-/** VmHWM of a live process in MB; 0 once it is gone. */
-function peakRssMb(pid: number): number {
-  try {
-    const kb = Deno.readTextFileSync(`/proc/${pid}/status`).match(/VmHWM:\s+(\d+) kB/)?.[1];
-    return Math.round(Number(kb ?? 0) / 1024);
-  } catch {
-    return 0;
-  }
 }
 
 /** How often the task's peak memory is read while it runs. */

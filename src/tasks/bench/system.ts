@@ -87,4 +87,14 @@ export function clusterCpuSeconds(postmasterPid: number): number {
   return ticks / TICKS_PER_SECOND;
 }
 
+/** Peak resident memory (VmHWM) of a live process in MB; 0 once it is gone. */
+export function peakRssMb(pid: number): number {
+  try {
+    const kb = Deno.readTextFileSync(`/proc/${pid}/status`).match(/VmHWM:\s+(\d+) kB/)?.[1];
+    return Math.round(Number(kb ?? 0) / 1024);
+  } catch {
+    return 0;
+  }
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
