@@ -12,13 +12,34 @@ import { type PeriodicJob, startPeriodic } from "./periodic.ts";
 
 export const SWEEP_INTERVAL_MS = 15 * 60 * 1000;
 
+/**
+ * One sweep of every table. A step that fails (a partition drop that timed out on its lock) does
+ * not keep the others from running; the failures are thrown together at the end.
+ */
 export async function sweepOnce(sql: Sql, now: Date) {
-  return {
-    kv: await sweepExpiredKv(sql, now),
-    callLogs: await sweepExpiredCallLogs(sql, now),
-    replies: await sweepExpiredReplies(sql, now),
-    attachments: await sweepExpiredAttachments(sql, now),
+  const failures: unknown[] = [];
+  const step = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      failures.push(error);
+      return undefined as T;
+    }
   };
+  const swept = {
+    kv: await step(() => sweepExpiredKv(sql, now)),
+    callLogs: await step(() => sweepExpiredCallLogs(sql, now)),
+    replies: await step(() => sweepExpiredReplies(sql, now)),
+    attachments: await step(() => sweepExpiredAttachments(sql, now)),
+  };
+  if (failures.length) {
+    const reasons = failures.map((e) => e instanceof Error ? e.message : String(e));
+    throw new AggregateError(
+      failures,
+      `Sweep failed in ${failures.length} of 4 steps: ${reasons.join("; ")}`,
+    );
+  }
+  return swept;
 }
 
 /** Creates the coming time partitions; run at start-up so that new rows find theirs at once. */

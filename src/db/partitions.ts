@@ -26,8 +26,11 @@ export interface PartitionUpkeep {
   strays: number;
 }
 
-/** How long upkeep waits for a table lock before leaving the work to the next sweep. */
-export const PARTITION_LOCK_TIMEOUT_MS = 2000;
+/**
+ * How long upkeep waits for a table lock before leaving the work to the next sweep. Dropping a
+ * partition locks its parent, and writers queue behind a waiting drop: the wait stays short.
+ */
+export const PARTITION_LOCK_TIMEOUT_MS = 500;
 /** Most partitions created in one upkeep: a bound on a wrong clock or a huge aheadMs. */
 export const MAX_PARTITIONS_CREATED = 64;
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
@@ -138,15 +141,28 @@ export async function sweepDefaultPartition(sql: Sql, spec: TimePartitioning, no
   return rows.length;
 }
 
-/** The whole upkeep of one table: create ahead, drop the expired, clear expired strays. */
+/**
+ * The whole upkeep of one table: create ahead, drop the expired, clear expired strays. Each step
+ * runs even if another failed (a lock not granted in time); failures are thrown after all ran.
+ */
 export async function maintainPartitions(
   sql: Sql,
   spec: TimePartitioning,
   now: Date,
 ): Promise<PartitionUpkeep> {
-  const created = await createPartitions(sql, spec, now);
-  const dropped = await dropExpiredPartitions(sql, spec, now);
-  const strays = await sweepDefaultPartition(sql, spec, now);
+  const failures: string[] = [];
+  const attempt = async <T>(step: string, work: () => Promise<T>, fallback: T): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      failures.push(`${step}: ${error instanceof Error ? error.message : error}`);
+      return fallback;
+    }
+  };
+  const created = await attempt("create", () => createPartitions(sql, spec, now), []);
+  const dropped = await attempt("drop", () => dropExpiredPartitions(sql, spec, now), []);
+  const strays = await attempt("strays", () => sweepDefaultPartition(sql, spec, now), 0);
+  if (failures.length) throw new Error(`Partition upkeep of ${spec.table} failed: ${failures.join("; ")}`);
   return { created, dropped, strays };
 }
 
