@@ -104,10 +104,15 @@ function ledgerLines(ledger: NonNullable<BenchFigures["ledger"]>, json: Json): s
 }
 
 function sweepLine(sweep: SweepPoint[], json: Json): string {
-  json.sweep = sweep.map((p) => ({ ...p, seconds: round(p.seconds, 3) }));
+  json.sweep = sweep.map((p) => ({
+    ...p,
+    seconds: round(p.seconds, 3),
+    rowDeleteSeconds: round(p.rowDeleteSeconds, 3),
+  }));
   const points = sweep.map((p) =>
     `${fmt(p.rows)} rows: ${round(p.seconds * 1000)} ms (${p.droppedPartitions} partition, ` +
-    `${fmt(p.droppedRows)} rows dropped)`
+    `${fmt(p.droppedRows)} rows dropped; a row-by-row DELETE of ${fmt(p.rowDeleteRows)} rows: ` +
+    `${round(p.rowDeleteSeconds * 1000)} ms)`
   );
   return `call-log sweep: ${points.join("; ")}`;
 }
