@@ -1,6 +1,6 @@
 // What every read model is: a pure fold of events into rows, keyed per wallet, plus the SQL that
 // keeps its table. The ledger runs the fold inline in each command's transaction; replay runs
-// the same fold over the whole log in memory and writes the rows into fresh tables.
+// the same fold over the log wallet by wallet and writes the rows into fresh tables.
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 
