@@ -12,9 +12,10 @@ export function stageEvents(
   afterVersion: number,
   events: NewEvent[],
   recordedAt: Date,
+  validate = true,
 ): StoredEvent[] {
   return events.map((event, i) => ({
-    ...parseEvent(event),
+    ...(validate ? parseEvent(event) : event),
     walletId,
     version: afterVersion + 1 + i,
     position: 0,

@@ -80,30 +80,12 @@ export const callLogsProjection: Projection<CallLogRow> = {
       expires_at: new Date(event.recordedAt.getTime() + LOG_RETENTION_MS),
     };
   },
+  keyRow(event) {
+    const row = callLogsProjection.evolve(undefined, event)!;
+    return { wallet_id: row.wallet_id, id: row.id };
+  },
   readsPrevious: false,
-  async save(tx, _event, row) {
-    if (!row) return;
-    await tx`
-      insert into call_logs (wallet_id, id, version, method, path, endpoint, status_code, error, cost, balance,
-                             response_time_ms, at, expires_at)
-      values (${row.wallet_id}, ${row.id}, ${row.version}, ${row.method}, ${row.path}, ${row.endpoint},
-              ${row.status_code}, ${row.error}, ${row.cost}, ${row.balance}, ${row.response_time_ms}, ${row.at},
-              ${row.expires_at})`;
-  },
-  async saveMany(tx, rows) {
-    if (rows.length === 0) return;
-    // One statement for a whole batch of calls: the rows travel as one jsonb parameter.
-    const inserted = await tx`
-      insert into call_logs (wallet_id, id, version, method, path, endpoint, status_code, error, cost, balance,
-                             response_time_ms, at, expires_at)
-      select * from jsonb_to_recordset(${tx.json(rows as any)}) as x(
-        wallet_id text, id text, version integer, method text, path text, endpoint text, status_code integer,
-        error text, cost integer, balance bigint, response_time_ms integer, at timestamptz, expires_at timestamptz)
-      returning 1`;
-    if (inserted.length !== rows.length) {
-      throw new Error(`Inserted ${inserted.length} of ${rows.length} call logs`);
-    }
-  },
+  insertOnly: true,
   liveFilter: "expires_at > now()",
 };
 

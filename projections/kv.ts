@@ -25,18 +25,12 @@ export const kvProjection: Projection<KvRow> = {
     }
     return undefined;
   },
+  keyRow: (event) => ({
+    wallet_id: event.walletId,
+    bucket: (event.data as { bucket: string }).bucket,
+    key: (event.data as { key: string }).key,
+  }),
   readsPrevious: false,
-  async save(tx, event, row) {
-    if (row) {
-      await tx`
-        insert into kv_entries (wallet_id, bucket, key, value, expires_at)
-        values (${row.wallet_id}, ${row.bucket}, ${row.key}, ${row.value}, ${row.expires_at})
-        on conflict (wallet_id, bucket, key) do update set value = excluded.value, expires_at = excluded.expires_at`;
-    } else if (event.type === "KvDeleted") {
-      await tx`delete from kv_entries
-        where wallet_id = ${event.walletId} and bucket = ${event.data.bucket} and key = ${event.data.key}`;
-    }
-  },
   liveFilter: "expires_at > now()",
   removedWithWallet: true,
 };
@@ -66,12 +60,12 @@ export const kvEntryRead = rowRead<KvEntryKey, KvRow>(kvProjection, {
   name: "kv entry",
   id: ({ walletId, bucket, key }) => JSON.stringify([walletId, bucket, key]),
   async load(sql, keys, now) {
+    // A lateral lookup per key: the primary key's index, whatever the planner guesses of the list.
     const rows = await sql<KvRow[]>`
-      select kv.* from jsonb_to_recordset(${
-      sql.json(keys as any)
-    }) as x("walletId" text, bucket text, key text)
-      join kv_entries kv on kv.wallet_id = x."walletId" and kv.bucket = x.bucket and kv.key = x.key
-      where kv.expires_at > ${now}`;
+      select kv.* from unnest(${keys.map((k) => k.walletId)}::text[], ${keys.map((k) => k.bucket)}::text[],
+                              ${keys.map((k) => k.key)}::text[]) as x(w, b, k)
+      cross join lateral (select * from kv_entries e
+                          where e.wallet_id = x.w and e.bucket = x.b and e.key = x.k and e.expires_at > ${now}) kv`;
     return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.bucket, row.key]), row]));
   },
 });

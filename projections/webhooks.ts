@@ -109,28 +109,11 @@ export const webhooksProjection: Projection<WebhookRow> = {
     }
     return undefined;
   },
+  keyRow: (event) => ({
+    wallet_id: event.walletId,
+    webhook_id: (event.data as { webhookId: string }).webhookId,
+  }),
   readsPrevious: false,
-  async save(tx, event, row) {
-    if (row) {
-      // tx.json: postgres.js serializes the value once; a JSON string cast to jsonb would be stored as a string.
-      const headers = tx.json(row.headers);
-      const options = tx.json(row.options);
-      const template = row.template === null ? null : tx.json(row.template as Record<string, never>);
-      await tx`
-        insert into webhooks (wallet_id, webhook_id, url, headers, format, template, options, include_attachments,
-                              schedule_cron, schedule_timezone, schedule_active, email, secret, created_at)
-        values (${row.wallet_id}, ${row.webhook_id}, ${row.url}, ${headers}, ${row.format},
-                ${template}, ${options}, ${row.include_attachments}, ${row.schedule_cron},
-                ${row.schedule_timezone}, ${row.schedule_active}, ${row.email}, ${row.secret}, ${row.created_at})
-        on conflict (wallet_id, webhook_id) do update set url = excluded.url, headers = excluded.headers,
-          format = excluded.format, template = excluded.template, options = excluded.options,
-          include_attachments = excluded.include_attachments, schedule_cron = excluded.schedule_cron,
-          schedule_timezone = excluded.schedule_timezone, schedule_active = excluded.schedule_active,
-          email = excluded.email, secret = excluded.secret, created_at = excluded.created_at`;
-    } else if (event.type === "WebhookDeleted") {
-      await tx`delete from webhooks where wallet_id = ${event.walletId} and webhook_id = ${event.data.webhookId}`;
-    }
-  },
   // A deactivated wallet's webhooks and mailboxes are gone (CONTRACT section 3).
   removedWithWallet: true,
 };
@@ -157,8 +140,10 @@ export const webhookRead: ReadKind<WebhookKey, WebhookConfig> = {
   id: ({ walletId, webhookId }) => JSON.stringify([walletId, webhookId]),
   async load(sql, keys) {
     const rows = await sql<WebhookRow[]>`
-      select h.* from jsonb_to_recordset(${sql.json(keys as any)}) as x("walletId" text, "webhookId" text)
-      join webhooks h on h.wallet_id = x."walletId" and h.webhook_id = x."webhookId"`;
+      select h.* from unnest(${keys.map((k) => k.walletId)}::text[], ${
+      keys.map((k) => k.webhookId)
+    }::text[]) as x(w, id)
+      cross join lateral (select * from webhooks e where e.wallet_id = x.w and e.webhook_id = x.id) h`;
     return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.webhook_id]), configFromRow(row)]));
   },
   touches(event) {

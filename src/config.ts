@@ -33,6 +33,7 @@ const ConfigSchema = z.object({
   SERVER_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   LOG_REQUESTS: flag.default(true),
   LEDGER_MAX_BATCH: z.coerce.number().int().min(1).max(1024).default(128),
+  LEDGER_VALIDATE_EVENTS: flag.default(false),
   SMTP_RELAY_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   ALERT_EMAIL_FROM: z.email("must be an email address").optional(),
   DELIVERY_RETRY_SCALE: z.coerce.number().positive("must be above 0").max(1, "must be at most 1").default(1),
@@ -71,6 +72,8 @@ export interface Config {
   logRequests: boolean;
   /** Most calls that share one ledger transaction; 1 turns group commit off. */
   ledgerMaxBatch: number;
+  /** Check every event against its schema as it is appended (tests); typed code builds them. */
+  ledgerValidateEvents: boolean;
   /** Where low-balance alert emails are sent through; unset: recorded as not sent. */
   smtpRelayUrl?: string;
   alertEmailFrom: string;
@@ -114,6 +117,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     serverSecret: c.SERVER_SECRET,
     logRequests: c.LOG_REQUESTS,
     ledgerMaxBatch: c.LEDGER_MAX_BATCH,
+    ledgerValidateEvents: c.LEDGER_VALIDATE_EVENTS,
     smtpRelayUrl: c.SMTP_RELAY_URL,
     alertEmailFrom: c.ALERT_EMAIL_FROM ?? `alerts@${c.MAIL_DOMAIN.toLowerCase()}`,
     deliveryRetryScale: c.DELIVERY_RETRY_SCALE,

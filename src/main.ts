@@ -43,6 +43,7 @@ const deliveryWakeUp = { wake: () => {} };
 const ledger = createServiceLedger(db.sql, clock, {
   maxBatch: config.ledgerMaxBatch,
   deadlineMs: config.databaseTimeoutMs,
+  validateEvents: config.ledgerValidateEvents,
   onDeliveryQueued: () => deliveryWakeUp.wake(),
 });
 const services = { sql: db.sql, ledger, clock, config };

@@ -7,6 +7,7 @@ import { migrate } from "../src/db/migrate.ts";
 import { listPartitions } from "../src/db/partitions.ts";
 import { preparePartitions, sweepOnce } from "../src/sweeper.ts";
 import { callLogsProjection, newestCallLogs } from "../projections/call_logs.ts";
+import { writeRows } from "../projections/projection_sql.ts";
 import {
   ensureServiceFile,
   readAttachment,
@@ -56,7 +57,13 @@ async function logCall(sql: Sql, walletId: string, callId: string, recordedAt: D
       ms: 1,
     },
   } as StoredEvent;
-  await sql.begin((tx) => callLogsProjection.saveMany!(tx, [callLogsProjection.evolve(undefined, event)!]));
+  await sql.begin((tx) =>
+    writeRows(tx, callLogsProjection, {
+      removedWallets: [],
+      deleted: [],
+      written: [callLogsProjection.evolve(undefined, event)!],
+    })
+  );
 }
 
 async function partitionOf(sql: Sql, table: string, id: string): Promise<string | undefined> {

@@ -39,6 +39,11 @@ export interface LedgerOptions {
   newCallId?: () => string;
   /** Longest a call waits for its answer before a DatabaseUnavailableError (0 or unset: no bound). */
   deadlineMs?: number;
+  /**
+   * Check every event against the catalogue's schema as it is staged. Typed code builds them, so
+   * the service leaves it off on its hot path; tests turn it on (LEDGER_VALIDATE_EVENTS).
+   */
+  validateEvents?: boolean;
 }
 
 export const DEFAULT_LEDGER_OPTIONS = { maxBatch: 128, maxInFlight: 2, maxQueue: 10_000 };
@@ -65,6 +70,7 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
     effects: options.effects ?? {},
     rules: options.rules ?? [],
     newCallId: options.newCallId ?? (() => randomId(20)),
+    validateEvents: options.validateEvents ?? false,
   };
   const queue: Waiting[] = [];
   let inFlight = 0;
@@ -126,8 +132,8 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
         const reads = new BatchReads([command.reads]);
         const [wallet] = await Promise.all([lockWallet(tx, command.walletId), reads.load(tx, now)]);
         const decision = command.decide({ wallet, reads: reads.valuesOf(command.reads), now });
-        const writes = new PendingWrites(setup.effects, reads);
-        if (decision.events?.length) await writes.stage(tx, command.walletId, wallet, decision.events, now);
+        const writes = new PendingWrites(setup.effects, reads, { validate: setup.validateEvents });
+        if (decision.events?.length) writes.stage(command.walletId, wallet, decision.events, now);
         writes.addEffects(decision.effects);
         await writes.flush(tx, now);
         return { outcome: decision.outcome, writes };

@@ -8,7 +8,7 @@ type Row = Record<string, unknown>;
 
 /** Written once per event and never changed or removed with the wallet: no state to keep. */
 function insertOnly(projection: Projection<any>): boolean {
-  return projection.saveMany !== undefined && !projection.removedWithWallet;
+  return projection.insertOnly === true && !projection.removedWithWallet;
 }
 
 export interface WalletFold {

@@ -76,6 +76,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     SMTP_PORT: String(smtpPort),
     TRUST_PROXY: "1",
     LOG_REQUESTS: "0",
+    // Every event checked against its schema as it is appended: tests catch what the hot path skips.
+    LEDGER_VALIDATE_EVENTS: "1",
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     ...db.env,
     ...options.env,
