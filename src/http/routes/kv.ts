@@ -151,11 +151,12 @@ async function billedKv<R extends ReadSet>(
   return response;
 }
 
-export function kvRoutes(app: OpenAPIHono<AppEnv>) {
-  const entryOf = (c: Context<AppEnv>, bucket: string, key: string) => ({
-    entry: read(kvEntryRead, { walletId: c.get("walletId")!, bucket, key }),
-  });
+const entryOf = (c: Context<AppEnv>, bucket: string, key: string) => ({
+  entry: read(kvEntryRead, { walletId: c.get("walletId")!, bucket, key }),
+});
 
+/** A page of the bucket as the wallet's lock sees it, with the batch's earlier writes laid over it. */
+function serveListing(app: OpenAPIHono<AppEnv>) {
   serve(app, listKv, (c) => {
     const { bucket } = c.req.valid("param");
     const { prefix = "", limit, cursor } = c.req.valid("query");
@@ -172,7 +173,11 @@ export function kvRoutes(app: OpenAPIHono<AppEnv>) {
       decide: ({ reads, now }) => listKeys(listing, reads.page, reads.changes, now),
     });
   });
+}
 
+export function kvRoutes(app: OpenAPIHono<AppEnv>) {
+  // Hono tries routes in the order they are added: every declared route before the catch-all.
+  serveListing(app);
   serve(app, getKv, (c) => {
     const { bucket, key } = c.req.valid("param");
     return billedKv(c, { reads: entryOf(c, bucket, key), decide: ({ reads }) => readValue(reads.entry) });
