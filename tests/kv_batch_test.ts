@@ -91,7 +91,10 @@ test("in one batch, If-None-Match sees an earlier create and a listing sees writ
       svc.ledger.runBilled(remove(walletId, "k0")),
       svc.ledger.runBilled(list(walletId)), // must see all of it
     ]);
-    assert.ok(Math.max(...sizes) >= 6, `the calls after the first shared one batch (sizes ${sizes.join(",")})`);
+    assert.ok(
+      Math.max(...sizes) >= 6,
+      `the calls after the first shared one batch (sizes ${sizes.join(",")})`,
+    );
     assert.deepEqual(results.slice(1).map(status), [200, 200, 412, 200, 200, 200]);
     const keys = (r: LedgerResult<KvReply>) => JSON.parse(body(r)).keys.map((k: { key: string }) => k.key);
     assert.deepEqual(keys(results[1]), ["k0"]);
