@@ -67,6 +67,20 @@ export const EventSchemas = {
     expiresAt: z.iso.datetime(),
   }),
   KvDeleted: z.object({ bucket: z.string(), key: z.string() }),
+  /**
+   * `POST /kv/{bucket}/{key}/incr`: a fact of its own rather than a KvWritten, so the log keeps
+   * what the caller asked (`by`) apart from plain writes and an audit or usage report can tell
+   * counters from values. It also carries the result (`value`) and the expiry it leaves (kept
+   * from the entry, or fresh for a new key), so the read model folds it without the previous
+   * row, exactly like KvWritten, and replay needs no arithmetic.
+   */
+  KvIncremented: z.object({
+    bucket: z.string(),
+    key: z.string(),
+    by: z.number().int(),
+    value: z.number().int(),
+    expiresAt: z.iso.datetime(),
+  }),
   WalletDeactivated: z.object({ lastUsedAt: z.iso.datetime() }),
   /** The whole low-balance configuration after PUT /token/settings (threshold 0: alerts off). */
   LowBalanceSettingsChanged: z.object({
