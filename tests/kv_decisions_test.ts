@@ -103,13 +103,17 @@ Deno.test("given an empty wallet, when read, then 402 from unpaid, nothing charg
 
 Deno.test("given a written key, when read, then its ETag is the version of the event that wrote it", () => {
   const first = decideBilled([...opened, written("k", "one")], get("k")).call();
-  assert.equal(first.outcome.etag, '"3"');
+  assert.equal(first.outcome.headers?.etag, '"3"');
   const rewritten = decideBilled(
     [...opened, written("k", "one"), written("other", "x"), written("k", "one")],
     get("k"),
   );
-  assert.equal(rewritten.call().outcome.etag, '"5"', "a rewrite, even of the same value, changes it");
-  assert.equal(decideBilled(opened, get("k")).call().outcome.etag, undefined, "a 404 has none");
+  assert.equal(
+    rewritten.call().outcome.headers?.etag,
+    '"5"',
+    "a rewrite, even of the same value, changes it",
+  );
+  assert.equal(decideBilled(opened, get("k")).call().outcome.headers?.etag, undefined, "a 404 has none");
 });
 
 Deno.test("given a key at ETag 3, when written If-Match 3, then KvWritten; If-Match 4 is 412, no event", () => {

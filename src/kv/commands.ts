@@ -13,10 +13,8 @@ export const KEY_NOT_FOUND = "Key Not Found";
 export const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
 const SHOWN_VALUE_CHARS = 40;
 
-/** A reply that may name the entry's ETag, which the route sends as a header. */
-export interface KvReply extends Reply {
-  etag?: string;
-}
+/** Replies of KV calls: a read names the entry's ETag in its headers. */
+export type KvReply = Reply;
 
 export interface KvWrite {
   bucket: string;
@@ -47,7 +45,7 @@ function refused(entry: KvRow | undefined, conditions: Preconditions): CallDecis
 
 export function readValue(entry: KvRow | undefined): CallDecision<KvReply> {
   if (!entry) return failure(404, KEY_NOT_FOUND);
-  const reply: KvReply = { ...textReply(200, entry.value), etag: etagOf(entry) };
+  const reply: KvReply = { ...textReply(200, entry.value), headers: { etag: etagOf(entry) } };
   return answer(reply);
 }
 

@@ -16,17 +16,9 @@ import {
   TokenHeader,
 } from "../openapi.ts";
 import { parseWith } from "../validation.ts";
-import { read, type ReadSet } from "../../ledger/reads.ts";
-import type { CallDecision, DecideState } from "../../ledger/command.ts";
+import { read } from "../../ledger/reads.ts";
 import { kvBucketChangesRead, kvEntryRead, kvPageRead } from "../../../projections/kv.ts";
-import {
-  deleteValue,
-  incrementValue,
-  type KvReply,
-  MAX_TTL_SECONDS,
-  readValue,
-  writeValue,
-} from "../../kv/commands.ts";
+import { deleteValue, incrementValue, MAX_TTL_SECONDS, readValue, writeValue } from "../../kv/commands.ts";
 import { decodeCursor, listKeys, MAX_LIST_LIMIT } from "../../kv/listing.ts";
 import { parseEtagCondition, type Preconditions } from "../../kv/preconditions.ts";
 import { readTextBody } from "../body.ts";
@@ -130,27 +122,6 @@ function preconditionsOf(
   };
 }
 
-/**
- * `billed` for decisions that may name an ETag: billing.ts renders status, type and body only, so
- * the ETag of the decision that was committed is put on the response here.
- */
-async function billedKv<R extends ReadSet>(
-  c: Context<AppEnv>,
-  call: { reads?: R; decide(state: DecideState<R>): CallDecision<KvReply> },
-): Promise<Response> {
-  let etag: string | undefined;
-  const response = await billed(c, {
-    reads: call.reads,
-    decide(state) {
-      const decision = call.decide(state);
-      etag = decision.outcome.etag;
-      return decision;
-    },
-  });
-  if (etag !== undefined && response.status === 200) response.headers.set("etag", etag);
-  return response;
-}
-
 const entryOf = (c: Context<AppEnv>, bucket: string, key: string) => ({
   entry: read(kvEntryRead, { walletId: c.get("walletId")!, bucket, key }),
 });
@@ -180,7 +151,7 @@ export function kvRoutes(app: OpenAPIHono<AppEnv>) {
   serveListing(app);
   serve(app, getKv, (c) => {
     const { bucket, key } = c.req.valid("param");
-    return billedKv(c, { reads: entryOf(c, bucket, key), decide: ({ reads }) => readValue(reads.entry) });
+    return billed(c, { reads: entryOf(c, bucket, key), decide: ({ reads }) => readValue(reads.entry) });
   });
 
   serve(app, postKv, async (c) => {
