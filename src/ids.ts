@@ -3,14 +3,25 @@ import { createHash } from "node:crypto";
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 const MIXED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
+/** Random bytes drawn a page at a time: ids are made on every request, a syscall each would show. */
+const pool = new Uint8Array(4096);
+let poolAt = pool.length;
+
+function randomByte(): number {
+  if (poolAt === pool.length) {
+    crypto.getRandomValues(pool);
+    poolAt = 0;
+  }
+  return pool[poolAt++];
+}
+
 function randomString(length: number, alphabet: string): string {
   // Rejection sampling keeps every character equally likely.
   const limit = 256 - (256 % alphabet.length);
   let out = "";
   while (out.length < length) {
-    for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
-      if (byte < limit && out.length < length) out += alphabet[byte % alphabet.length];
-    }
+    const byte = randomByte();
+    if (byte < limit) out += alphabet[byte % alphabet.length];
   }
   return out;
 }

@@ -42,8 +42,9 @@ const refuseUnpaid = () => failure(402, INSUFFICIENT_CREDITS);
 
 /** The request path with its query string, as the call log shows it. */
 export function loggedPath(c: Context<AppEnv>): string {
-  const url = new URL(c.req.url);
-  return url.pathname + url.search;
+  // The URL as sent from its path on: the log shows what the client asked for.
+  const url = c.req.url;
+  return url.slice(url.indexOf("/", url.indexOf("//") + 2));
 }
 
 async function idempotencyOf(c: Context<AppEnv>, key: string): Promise<Idempotency<Reply>> {

@@ -6,6 +6,13 @@ import { InputRefused } from "./input_refused.ts";
 
 const SHOWN_PATH_CHARS = 100;
 
+/** The path of a request URL as sent, escapes and all (Hono's `c.req.path` is decoded). */
+export function rawPath(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const query = url.indexOf("?", start);
+  return url.slice(start, query === -1 ? undefined : query);
+}
+
 /** Whether every percent-escape of `path` is two hex digits and together they spell UTF-8. */
 export function isStrictPath(path: string): boolean {
   if (!path.includes("%")) return true;
@@ -28,7 +35,7 @@ function refusal(path: string): InputRefused {
  */
 export function strictPath(billedArea: (path: string) => boolean): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const path = new URL(c.req.url).pathname;
+    const path = rawPath(c.req.url);
     if (isStrictPath(path) || billedArea(path)) return await next();
     throw refusal(path);
   };
@@ -36,7 +43,7 @@ export function strictPath(billedArea: (path: string) => boolean): MiddlewareHan
 
 /** In a billed route, after requireWallet and billing(): a broken escape is a billed 400. */
 export const strictRoutePath: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const path = new URL(c.req.url).pathname;
+  const path = rawPath(c.req.url);
   if (!isStrictPath(path)) throw refusal(path);
   await next();
 };
