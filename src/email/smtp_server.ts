@@ -1,16 +1,12 @@
 // The SMTP receiver (CONTRACT section 9): smtp-server in the service process, for MAIL_DOMAIN only.
 // It speaks the protocol and bounds every client; recipients.ts decides RCPT TO and accept.ts the
 // message. Each hook answers through one guard, so a fault answers 451 and never reaches the process.
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
+import { SMTPServer, type SMTPServerOptions } from "smtp-server";
 import { checkRecipient } from "./recipients.ts";
 import { acceptMessage, type EmailServices } from "./accept.ts";
-import {
-  messageTooLarge,
-  SESSION_TOO_LONG,
-  smtpError,
-  type SmtpReply,
-  TEMPORARY_FAILURE,
-} from "./smtp_reply.ts";
+import { smtpError, type SmtpReply, TEMPORARY_FAILURE } from "./smtp_reply.ts";
+import { type DataHandling, receiveMessage } from "./smtp_data.ts";
+import { type OpenConnection, SessionLifetimes } from "./smtp_sessions.ts";
 import { smtpAdmission } from "./smtp_admission.ts";
 import type { ConnectionBounds } from "../net/connection_gate.ts";
 import { logError } from "../log.ts";
@@ -62,80 +58,28 @@ export interface SmtpReceiver {
 
 type Callback = (error?: Error | null) => void;
 
-interface Connection {
-  id: string;
-  send(code: number, message: string): void;
-  close(): void;
+/** Runs `work` and hands its refusal, or nothing, to smtp-server; a throw becomes 451. */
+function answer(callback: Callback, work: () => Promise<SmtpReply | undefined>) {
+  Promise.resolve().then(work).then(
+    (reply) => callback(reply && reply.code >= 400 ? smtpError(reply) : null),
+    (error) => {
+      logError("smtp command failed", error);
+      callback(smtpError(TEMPORARY_FAILURE));
+    },
+  );
 }
 
 export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<SmtpReceiver> {
   const limits = SMTP_LIMITS;
-  const maxSessionMs = options.maxSessionMs ?? limits.maxSessionMs;
+  const lifetimes = new SessionLifetimes(options.maxSessionMs ?? limits.maxSessionMs);
   const connectionLimits = { ...SMTP_CONNECTION_DEFAULTS, ...options.limits };
   const admission = smtpAdmission(connectionLimits);
   const tls = options.tls ? await readTls(options.tls) : undefined;
-  /** Start of each open session, by session id. */
-  const sessionStarts = new Map<string, number>();
-  /** Sessions whose message is being accepted: the lifetime bound waits for their answer. */
-  const accepting = new Set<string>();
-  const inFlight = new Set<Promise<unknown>>();
-
-  /** Runs `work` and hands its refusal, or nothing, to smtp-server; a throw becomes 451. */
-  function answer(callback: Callback, work: () => Promise<SmtpReply | undefined>) {
-    Promise.resolve().then(work).then(
-      (reply) => callback(reply && reply.code >= 400 ? smtpError(reply) : null),
-      (error) => {
-        logError("smtp command failed", error);
-        callback(smtpError(TEMPORARY_FAILURE));
-      },
-    );
-  }
-
-  function receiveMessage(
-    stream: SMTPServerDataStream,
-    session: SMTPServerSession,
-    callback: (error?: Error | null, message?: string) => void,
-  ) {
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (reply: SmtpReply) => {
-      if (done) return;
-      done = true;
-      accepting.delete(session.id);
-      if (reply.code >= 400) callback(smtpError(reply));
-      else callback(null, reply.message);
-    };
-    stream.on("data", (chunk: Uint8Array) => {
-      size += chunk.byteLength;
-      // Past the limit the rest is only counted: smtp-server drains it and answers 552.
-      if (size <= limits.maxMessageBytes) chunks.push(chunk);
-      else chunks.length = 0;
-    });
-    stream.on("error", (error: unknown) => {
-      logError("smtp data stream failed", error);
-      finish(TEMPORARY_FAILURE);
-    });
-    stream.on("end", () => {
-      if (done) return;
-      if (stream.sizeExceeded || size > limits.maxMessageBytes) {
-        return finish(messageTooLarge(limits.maxMessageBytes));
-      }
-      accepting.add(session.id);
-      const recipients = session.envelope.rcptTo.map((rcpt) => rcpt.address);
-      const work = acceptMessage(options, {
-        raw: concat(chunks, size),
-        recipients,
-        startedAt: performance.now(),
-      })
-        .then(finish, (error) => {
-          logError("email acceptance failed", error);
-          finish(TEMPORARY_FAILURE);
-        })
-        .finally(() => inFlight.delete(work));
-      inFlight.add(work);
-    });
-  }
+  const handling: DataHandling = {
+    maxMessageBytes: limits.maxMessageBytes,
+    accept: (message) => acceptMessage(options, message),
+    started: (id, work) => lifetimes.accepting(id, work),
+  };
 
   const server = new SMTPServer({
     // The greeting is `220 <name> ESMTP`; smtp-server writes both, so no banner repeats them.
@@ -153,10 +97,41 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
     // PTR lookups would make every connection wait on DNS; nothing here uses the name.
     disableReverseLookup: true,
     logger: false,
+    ...sessionHooks(options, { lifetimes, admission, handling }),
+  });
+  // Socket errors of one client land here; they must never become an uncaught exception.
+  server.on("error", (error) => logError("smtp connection error", error));
+  await listen(server, options.port, options.hostname);
+
+  const sweep = setInterval(
+    () => lifetimes.sweep(server.connections as Set<unknown> as Set<OpenConnection>),
+    Math.min(limits.sessionSweepMs, lifetimes.maxSessionMs),
+  );
+  const address = server.server.address();
+  return {
+    port: typeof address === "object" && address ? address.port : options.port,
+    async stop() {
+      clearInterval(sweep);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await lifetimes.settled();
+    },
+  };
+}
+
+interface SessionParts {
+  lifetimes: SessionLifetimes;
+  admission: ReturnType<typeof smtpAdmission>;
+  handling: DataHandling;
+}
+
+/** What the receiver does at each step of a session: admit, check recipients, take the message. */
+function sessionHooks(options: SmtpReceiverOptions, parts: SessionParts): Partial<SMTPServerOptions> {
+  const { lifetimes, admission, handling } = parts;
+  return {
     onConnect(session, callback) {
       const refused = admission.admit(session);
       if (refused) return callback(smtpError(refused));
-      sessionStarts.set(session.id, performance.now());
+      lifetimes.opened(session.id);
       callback();
     },
     onRcptTo(address, _session, callback) {
@@ -167,7 +142,7 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
     },
     onData(stream, session, callback) {
       try {
-        receiveMessage(stream, session, callback);
+        receiveMessage(stream, session, callback, handling);
       } catch (error) {
         logError("smtp data failed", error);
         stream.resume();
@@ -175,43 +150,20 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
       }
     },
     onClose(session) {
-      sessionStarts.delete(session.id);
+      lifetimes.closed(session.id);
       admission.closed(session);
     },
-  });
-  // Socket errors of one client land here; they must never become an uncaught exception.
-  server.on("error", (error) => logError("smtp connection error", error));
+  };
+}
 
-  await new Promise<void>((resolve, reject) => {
+function listen(server: SMTPServer, port: number, hostname: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port, options.hostname, () => {
+    server.listen(port, hostname, () => {
       server.off("error", reject);
       resolve();
     });
   });
-
-  const sweep = setInterval(() => {
-    const now = performance.now();
-    const open = new Set<string>();
-    for (const connection of server.connections as Set<unknown> as Set<Connection>) {
-      open.add(connection.id);
-      const start = sessionStarts.get(connection.id);
-      if (start === undefined || accepting.has(connection.id) || now - start <= maxSessionMs) continue;
-      connection.send(SESSION_TOO_LONG.code, SESSION_TOO_LONG.message);
-      connection.close();
-    }
-    for (const id of sessionStarts.keys()) if (!open.has(id)) sessionStarts.delete(id);
-  }, Math.min(limits.sessionSweepMs, maxSessionMs));
-
-  const address = server.server.address();
-  return {
-    port: typeof address === "object" && address ? address.port : options.port,
-    async stop() {
-      clearInterval(sweep);
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await Promise.allSettled([...inFlight]);
-    },
-  };
 }
 
 async function readTls(paths: { certPath: string; keyPath: string }): Promise<{ cert: string; key: string }> {
@@ -226,14 +178,4 @@ async function readTls(paths: { certPath: string; keyPath: string }): Promise<{ 
     cert: await read("SMTP_TLS_CERT", paths.certPath),
     key: await read("SMTP_TLS_KEY", paths.keyPath),
   };
-}
-
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  const raw = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    raw.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return raw;
 }

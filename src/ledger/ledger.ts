@@ -10,7 +10,7 @@ import type { Clock } from "../clock.ts";
 import { randomId } from "../ids.ts";
 import { BatchReads, type ReadSet } from "./reads.ts";
 import { type EffectAppliers, PendingWrites } from "./pending_writes.ts";
-import { type AnyBilledCommand, runBilledBatch } from "./run_batch.ts";
+import { type AnyBilledCommand, type BatchSetup, runBilledBatch } from "./run_batch.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { DatabaseUnavailableError } from "../db/faults.ts";
 import { expireAfter, removeFrom, withDeadline } from "../db/deadline.ts";
@@ -61,54 +61,38 @@ interface Waiting {
   reject(error: unknown): void;
 }
 
+/** What one transaction needs: the pool, the clock and how batches are written. */
+interface Context {
+  sql: Sql;
+  clock: Clock;
+  setup: BatchSetup;
+  onBatch?: (size: number) => void;
+}
+
 export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}): Ledger {
   const { maxBatch, maxInFlight, maxQueue, onBatch, deadlineMs = 0 } = {
     ...DEFAULT_LEDGER_OPTIONS,
     ...options,
   };
-  const setup = {
-    effects: options.effects ?? {},
-    rules: options.rules ?? [],
-    newCallId: options.newCallId ?? (() => randomId(20)),
-    validateEvents: options.validateEvents ?? false,
+  const context: Context = {
+    sql,
+    clock,
+    onBatch,
+    setup: {
+      effects: options.effects ?? {},
+      rules: options.rules ?? [],
+      newCallId: options.newCallId ?? (() => randomId(20)),
+      validateEvents: options.validateEvents ?? false,
+    },
   };
   const queue: Waiting[] = [];
   let inFlight = 0;
-
-  /**
-   * One batch in one transaction. If a command's fault fails it as a whole, each call is retried
-   * alone, so one bad command cannot fail the others. A database fault is not retried: the
-   * database is out, and a batch whose COMMIT was sent may have committed.
-   */
-  async function runBatch(batch: Waiting[]) {
-    const attempt = async (commands: AnyBilledCommand[]) => {
-      const { results, writes } = await inTransaction(
-        sql,
-        (tx) => runBilledBatch(tx, commands, clock.now(), setup),
-      );
-      writes.committed();
-      onBatch?.(commands.length);
-      return results;
-    };
-    try {
-      const results = await attempt(batch.map((w) => w.command));
-      batch.forEach((waiting, i) => waiting.resolve(results[i]));
-    } catch (error) {
-      if (batch.length === 1 || error instanceof DatabaseUnavailableError) {
-        return batch.forEach((waiting) => waiting.reject(error));
-      }
-      // One bad command cannot fail the others.
-      for (const waiting of batch) {
-        await attempt([waiting.command]).then(([r]) => waiting.resolve(r), waiting.reject);
-      }
-    }
-  }
 
   function pump() {
     while (inFlight < maxInFlight && queue.length > 0) {
       const batch = queue.splice(0, maxBatch);
       inFlight++;
-      runBatch(batch).finally(() => {
+      runBatch(context, batch).finally(() => {
         inFlight--;
         pump();
       });
@@ -126,21 +110,53 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
         pump();
       });
     },
-    async appendUnbilled<O, R extends ReadSet>(command: UnbilledCommand<O, R>) {
-      const transaction = inTransaction(sql, async (tx) => {
-        const now = clock.now();
-        const reads = new BatchReads([command.reads]);
-        const [wallet] = await Promise.all([lockWallet(tx, command.walletId), reads.load(tx, now)]);
-        const decision = command.decide({ wallet, reads: reads.valuesOf(command.reads), now });
-        const writes = new PendingWrites(setup.effects, reads, { validate: setup.validateEvents });
-        if (decision.events?.length) writes.stage(command.walletId, wallet, decision.events, now);
-        writes.addEffects(decision.effects);
-        await writes.flush(tx, now);
-        return { outcome: decision.outcome, writes };
-      });
-      const { outcome, writes } = await withDeadline(transaction, deadlineMs, "unknown");
-      writes.committed();
-      return outcome;
-    },
+    appendUnbilled: (command) => withDeadline(appendInTransaction(context, command), deadlineMs, "unknown"),
   };
+}
+
+/**
+ * One batch in one transaction. If a command's fault fails it as a whole, each call is retried
+ * alone, so one bad command cannot fail the others. A database fault is not retried: the
+ * database is out, and a batch whose COMMIT was sent may have committed.
+ */
+async function runBatch(context: Context, batch: Waiting[]) {
+  const { sql, clock, setup, onBatch } = context;
+  const attempt = async (commands: AnyBilledCommand[]) => {
+    const { results, writes } = await inTransaction(
+      sql,
+      (tx) => runBilledBatch(tx, commands, clock.now(), setup),
+    );
+    writes.committed();
+    onBatch?.(commands.length);
+    return results;
+  };
+  try {
+    const results = await attempt(batch.map((w) => w.command));
+    batch.forEach((waiting, i) => waiting.resolve(results[i]));
+  } catch (error) {
+    if (batch.length === 1 || error instanceof DatabaseUnavailableError) {
+      return batch.forEach((waiting) => waiting.reject(error));
+    }
+    for (const waiting of batch) {
+      await attempt([waiting.command]).then(([r]) => waiting.resolve(r), waiting.reject);
+    }
+  }
+}
+
+/** An unbilled command in a transaction of its own, under the wallet's lock. */
+async function appendInTransaction<O, R extends ReadSet>(context: Context, command: UnbilledCommand<O, R>) {
+  const { sql, clock, setup } = context;
+  const { outcome, writes } = await inTransaction(sql, async (tx) => {
+    const now = clock.now();
+    const reads = new BatchReads([command.reads]);
+    const [wallet] = await Promise.all([lockWallet(tx, command.walletId), reads.load(tx, now)]);
+    const decision = command.decide({ wallet, reads: reads.valuesOf(command.reads), now });
+    const writes = new PendingWrites(setup.effects, reads, { validate: setup.validateEvents });
+    if (decision.events?.length) writes.stage(command.walletId, wallet, decision.events, now);
+    writes.addEffects(decision.effects);
+    await writes.flush(tx, now);
+    return { outcome: decision.outcome, writes };
+  });
+  writes.committed();
+  return outcome;
 }
