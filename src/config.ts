@@ -1,6 +1,5 @@
 // Reads the service configuration from the environment (CONTRACT section 11), once, with zod.
 import { z } from "zod";
-import type { HttpLimits } from "./http/server.ts";
 import type { ConnectionBounds } from "./net/connection_gate.ts";
 
 const flag = z
@@ -53,6 +52,16 @@ const ConfigSchema = z.object({
   path: ["HTTP_HEADERS_TIMEOUT_MS"],
   message: "must be at most HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)",
 });
+
+/** Timeouts and connection bounds of the HTTP server. */
+export interface HttpLimits extends ConnectionBounds {
+  /** A request's headers must arrive within this time of its first byte, else 408. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, within this time of its first byte, else 408. */
+  requestTimeoutMs: number;
+  /** A keep-alive connection with no request in progress closes after this. */
+  idleTimeoutMs: number;
+}
 
 export interface Config {
   port: number;

@@ -2,22 +2,17 @@
 // middleware; `billed` runs the route's decision as a ledger command and answers with the billing
 // headers, and a request the route's validator refuses is billed at the same price.
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "./env.ts";
+import type { AppEnv, RouteBilling } from "./env.ts";
 import type { BilledCommand, DecideState, Decision, Idempotency } from "../ledger/command.ts";
 import { INSUFFICIENT_CREDITS } from "../ledger/command.ts";
 import type { ReadSet } from "../ledger/reads.ts";
-import type { LogEndpoint } from "../../projections/call_logs.ts";
 import { errorResponse, renderBody, UNAUTHORIZED } from "./errors.ts";
 import { failure, type Reply } from "./reply.ts";
 import { sha256Hex } from "../ids.ts";
 import { activeWallets } from "./wallet_cache.ts";
 import { MAX_REQUEST_BODY_BYTES, readBodyBytes } from "./body.ts";
 
-/** What a route costs and where its calls are logged. */
-export interface RouteBilling {
-  price: number;
-  endpoint: LogEndpoint;
-}
+export type { RouteBilling };
 
 /** Declares the route's price; requireWallet comes before it. */
 export function billing(route: RouteBilling): MiddlewareHandler<AppEnv> {

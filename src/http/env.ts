@@ -3,7 +3,13 @@ import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
-import type { RouteBilling } from "./billing.ts";
+import type { LogEndpoint } from "../../projections/call_logs.ts";
+
+/** What a route costs and where its calls are logged (declared with billing() in its middleware). */
+export interface RouteBilling {
+  price: number;
+  endpoint: LogEndpoint;
+}
 
 export interface Services {
   sql: Sql;

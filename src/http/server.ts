@@ -5,17 +5,11 @@ import { createServer } from "node:http";
 import type { Socket } from "node:net";
 import { type FetchHandler, nodeListener } from "./node_adapter.ts";
 import { MAX_REQUEST_BODY_BYTES } from "./body.ts";
-import { clientAddress, type ConnectionBounds, connectionGate } from "../net/connection_gate.ts";
-import { logError } from "../log.ts";
+import { clientAddress, connectionGate } from "../net/connection_gate.ts";
+import type { HttpLimits } from "../config.ts";
 
-export interface HttpLimits extends ConnectionBounds {
-  /** A request's headers must arrive within this time of its first byte, else 408. */
-  headersTimeoutMs: number;
-  /** The whole request, body included, within this time of its first byte, else 408. */
-  requestTimeoutMs: number;
-  /** A keep-alive connection with no request in progress closes after this. */
-  idleTimeoutMs: number;
-}
+export type { HttpLimits };
+import { logError } from "../log.ts";
 
 export interface HttpServer {
   port: number;
