@@ -6,6 +6,11 @@ import type { StoredEvent } from "../events/catalogue.ts";
 import type { Projection, ReadKind } from "./projection.ts";
 
 export const LOG_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/** When an entry leaves the log: 7 days after the event that made it. */
+function expiryOf(event: StoredEvent): Date {
+  return new Date(event.recordedAt.getTime() + LOG_RETENTION_MS);
+}
 const HOUR_MS = 3600 * 1000;
 
 /**
@@ -77,7 +82,7 @@ export const callLogsProjection: Projection<CallLogRow> = {
       balance: d.balance,
       response_time_ms: d.ms,
       at: event.recordedAt,
-      expires_at: new Date(event.recordedAt.getTime() + LOG_RETENTION_MS),
+      expires_at: expiryOf(event),
     };
   },
   keyRow(event) {
@@ -108,7 +113,7 @@ function deliveryLogRow(event: Extract<StoredEvent, { type: "DeliveryAttempted" 
     balance: d.balance,
     response_time_ms: d.latencyMs,
     at: event.recordedAt,
-    expires_at: new Date(event.recordedAt.getTime() + LOG_RETENTION_MS),
+    expires_at: expiryOf(event),
   };
 }
 
@@ -127,7 +132,7 @@ function paymentLogRow(event: Extract<StoredEvent, { type: "CreditsPurchased" }>
     balance: event.data.balance,
     response_time_ms: 0,
     at: event.recordedAt,
-    expires_at: new Date(event.recordedAt.getTime() + LOG_RETENTION_MS),
+    expires_at: expiryOf(event),
   };
 }
 
