@@ -20,6 +20,8 @@ export interface CallLogRow {
   response_time_ms: number;
   at: Date;
   expires_at: Date;
+  /** The scoped key that made the call; null: the wallet token, a delivery or a payment. */
+  key_id: string | null;
 }
 
 export const callLogsProjection: Projection<CallLogRow> = {
@@ -38,6 +40,7 @@ export const callLogsProjection: Projection<CallLogRow> = {
     "response_time_ms",
     "at",
     "expires_at",
+    "key_id",
   ],
   keyColumns: ["wallet_id", "id"],
   keyOf(event) {
@@ -65,6 +68,7 @@ export const callLogsProjection: Projection<CallLogRow> = {
       response_time_ms: d.ms,
       at: event.recordedAt,
       expires_at: new Date(event.recordedAt.getTime() + LOG_RETENTION_MS),
+      key_id: d.keyId ?? null,
     };
   },
   readsPrevious: false,
@@ -72,20 +76,21 @@ export const callLogsProjection: Projection<CallLogRow> = {
     if (!row) return;
     await tx`
       insert into call_logs (wallet_id, id, version, method, path, endpoint, status_code, error, cost, balance,
-                             response_time_ms, at, expires_at)
+                             response_time_ms, at, expires_at, key_id)
       values (${row.wallet_id}, ${row.id}, ${row.version}, ${row.method}, ${row.path}, ${row.endpoint},
               ${row.status_code}, ${row.error}, ${row.cost}, ${row.balance}, ${row.response_time_ms}, ${row.at},
-              ${row.expires_at})`;
+              ${row.expires_at}, ${row.key_id})`;
   },
   async saveMany(tx, rows) {
     if (rows.length === 0) return;
     // One statement for a whole batch of calls: the rows travel as one jsonb parameter.
     const inserted = await tx`
       insert into call_logs (wallet_id, id, version, method, path, endpoint, status_code, error, cost, balance,
-                             response_time_ms, at, expires_at)
+                             response_time_ms, at, expires_at, key_id)
       select * from jsonb_to_recordset(${tx.json(rows as any)}) as x(
         wallet_id text, id text, version integer, method text, path text, endpoint text, status_code integer,
-        error text, cost integer, balance bigint, response_time_ms integer, at timestamptz, expires_at timestamptz)
+        error text, cost integer, balance bigint, response_time_ms integer, at timestamptz, expires_at timestamptz,
+        key_id text)
       returning 1`;
     if (inserted.length !== rows.length) {
       throw new Error(`Inserted ${inserted.length} of ${rows.length} call logs`);
@@ -114,6 +119,7 @@ function deliveryLogRow(event: Extract<StoredEvent, { type: "DeliveryAttempted" 
     response_time_ms: d.latencyMs,
     at: event.recordedAt,
     expires_at: new Date(event.recordedAt.getTime() + LOG_RETENTION_MS),
+    key_id: null,
   };
 }
 
@@ -133,6 +139,7 @@ function paymentLogRow(event: Extract<StoredEvent, { type: "CreditsPurchased" }>
     response_time_ms: 0,
     at: event.recordedAt,
     expires_at: new Date(event.recordedAt.getTime() + LOG_RETENTION_MS),
+    key_id: null,
   };
 }
 

@@ -18,8 +18,10 @@ export interface AppEnv {
     services: Services;
     requestId: string;
     startedAt: number;
-    /** The SHA-256 of the caller's token, set by requireWallet. */
+    /** The SHA-256 of the caller's token, set by requireWallet; a scoped key's wallet for a key. */
     walletId?: string;
+    /** Set by requireWallet when the caller presented a scoped key: its id and its hash. */
+    key?: { keyId: string; hash: string };
     /** The route's price and call-log endpoint, set by billing(). */
     billing?: RouteBilling;
   };

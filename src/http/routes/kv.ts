@@ -12,11 +12,13 @@ import { deleteValue, MAX_TTL_SECONDS, readValue, writeValue } from "../../kv/co
 import { readTextBody } from "../body.ts";
 import { strictRoutePath } from "../strict_path.ts";
 import { hasAtMostCodePoints } from "../../code_points.ts";
+import { kvKeyAccess } from "../key_access.ts";
 
 export { MAX_TTL_SECONDS };
 const MAX_VALUE_CHARS = 1000;
 const MAX_VALUE_BYTES = 4 * 1024;
-const KV: RouteBilling = { price: 1, endpoint: "kv" };
+/** Open to scoped keys: `read` keys GET, `write` keys also POST and DELETE, in their buckets. */
+const KV: RouteBilling = { price: 1, endpoint: "kv", keys: kvKeyAccess };
 
 function kvName(field: string) {
   return z.string()
