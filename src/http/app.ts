@@ -21,6 +21,7 @@ import { attachmentRoutes } from "./routes/attachments.ts";
 import { paymentRoutes } from "./routes/payments.ts";
 import { settingsRoutes } from "./routes/settings.ts";
 import { keyRoutes } from "./routes/keys.ts";
+import { mcpRoutes } from "./routes/mcp.ts";
 
 import { SERVICE_VERSION } from "../service_info.ts";
 import { log } from "../log.ts";
@@ -53,6 +54,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   paymentRoutes(app);
   settingsRoutes(app);
   keyRoutes(app);
+  mcpRoutes(app);
   for (const install of extraRoutes) install(app);
 
   app.doc31("/openapi.json", {

@@ -18,7 +18,7 @@ export { MAX_TTL_SECONDS };
 const MAX_VALUE_CHARS = 1000;
 const MAX_VALUE_BYTES = 4 * 1024;
 /** Open to scoped keys: `read` keys GET, `write` keys also POST and DELETE, in their buckets. */
-const KV: RouteBilling = { price: 1, endpoint: "kv", keys: kvKeyAccess };
+export const KV: RouteBilling = { price: 1, endpoint: "kv", keys: kvKeyAccess };
 
 function kvName(field: string) {
   return z.string()
