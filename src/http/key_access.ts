@@ -1,5 +1,5 @@
-// What a key-value request needs of a scoped key, read from the request itself: `read` for GET
-// (a value, a list), `write` for anything else (POST, DELETE, incr), and the bucket it touches.
+// What a key-value request needs of a scoped key, read from the request itself: `read` for GET and
+// HEAD (a value, a list), `write` for anything else (POST, DELETE, incr), and the bucket it touches.
 import type { Context } from "hono";
 import type { AppEnv } from "./env.ts";
 import type { KeyAccess } from "../keys/gate.ts";
@@ -17,7 +17,7 @@ export function bucketOfPath(path: string): string | undefined {
 
 export function kvKeyAccess(c: Context<AppEnv>): KeyAccess {
   return {
-    need: c.req.method === "GET" ? "read" : "write",
+    need: c.req.method === "GET" || c.req.method === "HEAD" ? "read" : "write",
     bucket: bucketOfPath(new URL(c.req.url).pathname),
   };
 }
