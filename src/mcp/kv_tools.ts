@@ -25,7 +25,7 @@ function allOk<T extends unknown[]>(...parsed: { [I in keyof T]: Parsed<T[I]> })
 const kvGet = billedTool({
   name: "kv_get",
   description:
-    "Read the value of a key (GET /kv/{bucket}/{key}). Costs 1 credit, also when the key is missing.",
+    `Read the value of a key (GET /kv/{bucket}/{key}). Costs ${KV.price} credit, also when the key is missing.`,
   input: { bucket, key },
   annotations: { readOnlyHint: true },
   call(args, walletId) {
@@ -46,7 +46,8 @@ const kvGet = billedTool({
 
 const kvSet = billedTool({
   name: "kv_set",
-  description: "Write a value (POST /kv/{bucket}/{key}?ttl=). Costs 1 credit. A write sets a fresh TTL.",
+  description:
+    `Write a value (POST /kv/{bucket}/{key}?ttl=). Costs ${KV.price} credit. A write sets a fresh TTL.`,
   input: {
     bucket,
     key,
@@ -79,7 +80,8 @@ const kvSet = billedTool({
 
 const kvDelete = billedTool({
   name: "kv_delete",
-  description: "Delete a key (DELETE /kv/{bucket}/{key}). Costs 1 credit, also when the key is missing.",
+  description:
+    `Delete a key (DELETE /kv/{bucket}/{key}). Costs ${KV.price} credit, also when the key is missing.`,
   input: { bucket, key },
   annotations: { destructiveHint: true, idempotentHint: true },
   call(args, walletId) {
