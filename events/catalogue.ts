@@ -17,6 +17,8 @@ export const IdempotentReply = z.object({
  * A webhook's whole configuration after a change, so the read model folds it without the previous
  * row. Mailbox fields are absent on a scheduled webhook, `schedule` on a mailbox webhook; `email`
  * (the mailbox address) stays while a webhook is scheduled so it can become a mailbox again.
+ * The code works with the union of src/webhooks/config/config.ts; this payload is converted to and
+ * from it in src/webhooks/config/event_data.ts only.
  */
 export const WebhookConfig = z.object({
   webhookId: z.string(),
@@ -67,6 +69,20 @@ export const EventSchemas = {
     expiresAt: z.iso.datetime(),
   }),
   KvDeleted: z.object({ bucket: z.string(), key: z.string() }),
+  /**
+   * `POST /kv/{bucket}/{key}/incr`: a fact of its own rather than a KvWritten, so the log keeps
+   * what the caller asked (`by`) apart from plain writes and an audit or usage report can tell
+   * counters from values. It also carries the result (`value`) and the expiry it leaves (kept
+   * from the entry, or fresh for a new key), so the read model folds it without the previous
+   * row, exactly like KvWritten, and replay needs no arithmetic.
+   */
+  KvIncremented: z.object({
+    bucket: z.string(),
+    key: z.string(),
+    by: z.number().int(),
+    value: z.number().int(),
+    expiresAt: z.iso.datetime(),
+  }),
   WalletDeactivated: z.object({ lastUsedAt: z.iso.datetime() }),
   /**
    * A scoped key made with POST /token/keys: its SHA-256 only, never the key. `buckets` absent:

@@ -49,19 +49,11 @@ export const idempotentRepliesProjection: Projection<IdempotentReplyRow> = {
       expires_at: new Date(event.recordedAt.getTime() + IDEMPOTENCY_WINDOW_MS),
     };
   },
+  keyRow: (event) => ({
+    wallet_id: event.walletId,
+    key: (event.data as { idempotency: { key: string } }).idempotency.key,
+  }),
   readsPrevious: false,
-  async save(tx, _event, row) {
-    if (!row) return;
-    // A key reused after its 24 hours starts a new window.
-    await tx`
-      insert into idempotent_replies (wallet_id, key, fingerprint, status, content_type, body, cost, balance,
-                                      expires_at)
-      values (${row.wallet_id}, ${row.key}, ${row.fingerprint}, ${row.status}, ${row.content_type}, ${row.body},
-              ${row.cost}, ${row.balance}, ${row.expires_at})
-      on conflict (wallet_id, key) do update set fingerprint = excluded.fingerprint, status = excluded.status,
-        content_type = excluded.content_type, body = excluded.body, cost = excluded.cost,
-        balance = excluded.balance, expires_at = excluded.expires_at`;
-  },
   liveFilter: "expires_at > now()",
 };
 
@@ -73,9 +65,11 @@ export const idempotentReplyRead = rowRead<{ walletId: string; key: string }, Id
     id: ({ walletId, key }) => JSON.stringify([walletId, key]),
     async load(sql, keys, now) {
       const rows = await sql<IdempotentReplyRow[]>`
-        select r.* from jsonb_to_recordset(${sql.json(keys)}) as x("walletId" text, key text)
-        join idempotent_replies r on r.wallet_id = x."walletId" and r.key = x.key
-        where r.expires_at > ${now}`;
+        select r.* from unnest(${keys.map((k) => k.walletId)}::text[], ${
+        keys.map((k) => k.key)
+      }::text[]) as x(w, k)
+        cross join lateral (select * from idempotent_replies e
+                            where e.wallet_id = x.w and e.key = x.k and e.expires_at > ${now}) r`;
       return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.key]), row]));
     },
   },

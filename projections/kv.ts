@@ -1,6 +1,9 @@
-// The key-value read model: the live value of each (bucket, key) with its expiry.
+// The key-value read model: the live value of each (bucket, key) with its expiry and the stream
+// version of the event that last wrote it (the entry's ETag), plus the reads KV commands declare.
 import type { Queryable } from "../src/db/connect.ts";
-import { type Projection, rowRead } from "./projection.ts";
+import type { StoredEvent } from "../events/catalogue.ts";
+import { type Projection, type ReadKind, rowRead } from "./projection.ts";
+import { prefixEnd } from "../src/kv/key_order.ts";
 
 export interface KvRow {
   wallet_id: string;
@@ -8,35 +11,45 @@ export interface KvRow {
   key: string;
   value: string;
   expires_at: Date;
+  /** The wallet stream version of the KvWritten or KvIncremented that left this value. */
+  version: number;
+}
+
+type KvEvent = Extract<StoredEvent, { type: "KvWritten" | "KvDeleted" | "KvIncremented" }>;
+
+function isKvEvent(event: StoredEvent): event is KvEvent {
+  return event.type === "KvWritten" || event.type === "KvDeleted" || event.type === "KvIncremented";
+}
+
+/** The row a KV event leaves, without the previous one: every event carries the whole entry. */
+function kvRowOf(event: KvEvent): KvRow | undefined {
+  if (event.type === "KvDeleted") return undefined;
+  const { bucket, key, value, expiresAt } = event.data;
+  return {
+    wallet_id: event.walletId,
+    bucket,
+    key,
+    value: String(value),
+    expires_at: new Date(expiresAt),
+    version: event.version,
+  };
 }
 
 export const kvProjection: Projection<KvRow> = {
   table: "kv_entries",
-  columns: ["wallet_id", "bucket", "key", "value", "expires_at"],
+  columns: ["wallet_id", "bucket", "key", "value", "expires_at", "version"],
   keyColumns: ["wallet_id", "bucket", "key"],
   keyOf(event) {
-    if (event.type !== "KvWritten" && event.type !== "KvDeleted") return null;
+    if (!isKvEvent(event)) return null;
     return JSON.stringify([event.walletId, event.data.bucket, event.data.key]);
   },
-  evolve(_row, event) {
-    if (event.type === "KvWritten") {
-      const { bucket, key, value, expiresAt } = event.data;
-      return { wallet_id: event.walletId, bucket, key, value, expires_at: new Date(expiresAt) };
-    }
-    return undefined;
-  },
+  evolve: (_row, event) => isKvEvent(event) ? kvRowOf(event) : undefined,
+  keyRow: (event) => ({
+    wallet_id: event.walletId,
+    bucket: (event.data as { bucket: string }).bucket,
+    key: (event.data as { key: string }).key,
+  }),
   readsPrevious: false,
-  async save(tx, event, row) {
-    if (row) {
-      await tx`
-        insert into kv_entries (wallet_id, bucket, key, value, expires_at)
-        values (${row.wallet_id}, ${row.bucket}, ${row.key}, ${row.value}, ${row.expires_at})
-        on conflict (wallet_id, bucket, key) do update set value = excluded.value, expires_at = excluded.expires_at`;
-    } else if (event.type === "KvDeleted") {
-      await tx`delete from kv_entries
-        where wallet_id = ${event.walletId} and bucket = ${event.data.bucket} and key = ${event.data.key}`;
-    }
-  },
   liveFilter: "expires_at > now()",
   removedWithWallet: true,
 };
@@ -66,15 +79,95 @@ export const kvEntryRead = rowRead<KvEntryKey, KvRow>(kvProjection, {
   name: "kv entry",
   id: ({ walletId, bucket, key }) => JSON.stringify([walletId, bucket, key]),
   async load(sql, keys, now) {
+    // A lateral lookup per key: the primary key's index, whatever the planner guesses of the list.
     const rows = await sql<KvRow[]>`
-      select kv.* from jsonb_to_recordset(${
-      sql.json(keys as any)
-    }) as x("walletId" text, bucket text, key text)
-      join kv_entries kv on kv.wallet_id = x."walletId" and kv.bucket = x.bucket and kv.key = x.key
-      where kv.expires_at > ${now}`;
+      select kv.* from unnest(${keys.map((k) => k.walletId)}::text[], ${keys.map((k) => k.bucket)}::text[],
+                              ${keys.map((k) => k.key)}::text[]) as x(w, b, k)
+      cross join lateral (select * from kv_entries e
+                          where e.wallet_id = x.w and e.bucket = x.b and e.key = x.k and e.expires_at > ${now}) kv`;
     return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.bucket, row.key]), row]));
   },
 });
+
+/** One page of a bucket's live keys: those after `after` that start with `prefix`, in key order. */
+export interface KvPageKey {
+  walletId: string;
+  bucket: string;
+  prefix: string;
+  after?: string;
+  limit: number;
+}
+
+/** What a listing shows of an entry. */
+export interface KvListedEntry {
+  key: string;
+  expires_at: Date;
+  /** Bytes of the value in UTF-8. */
+  size: number;
+}
+
+export interface KvPage {
+  /** At most limit + 1 entries in key order, taken when the batch locked the wallet. */
+  entries: KvListedEntry[];
+  /** The page holds limit + 1 entries: keys after its last one were not looked at. */
+  truncated: boolean;
+}
+
+/**
+ * A page as a ledger read: a snapshot taken in the batch's lock round trip, one statement for the
+ * whole batch. Writes of the same batch are not in it; `kvBucketChangesRead` carries those, and
+ * the listing decision lays them over the page.
+ */
+export const kvPageRead: ReadKind<KvPageKey, KvPage> = {
+  name: "kv page",
+  id: ({ walletId, bucket, prefix, after, limit }) =>
+    JSON.stringify([walletId, bucket, prefix, after ?? null, limit]),
+  async load(sql, keys, now) {
+    const ranges = keys.map((k, i) => ({
+      i,
+      w: k.walletId,
+      b: k.bucket,
+      p: k.prefix,
+      a: k.after ?? null,
+      u: prefixEnd(k.prefix) ?? null,
+      l: k.limit + 1,
+    }));
+    const rows = await sql<{ i: number; key: string; expires_at: Date; size: number }[]>`
+      select x.i, kv.key, kv.expires_at, kv.size
+      from jsonb_to_recordset(${sql.json(ranges)}) as x(i int, w text, b text, p text, a text, u text, l int)
+      cross join lateral (
+        select key, expires_at, octet_length(value) as size from kv_entries
+        where wallet_id = x.w and bucket = x.b and key >= x.p collate "C"
+          and (x.a is null or key > x.a collate "C") and (x.u is null or key < x.u collate "C")
+          and expires_at > ${now}
+        order by key collate "C" limit x.l
+      ) kv
+      order by x.i, kv.key collate "C"`;
+    const pages = keys.map(() => [] as KvListedEntry[]);
+    for (const { i, ...entry } of rows) pages[i].push(entry);
+    return new Map(keys.map((key, i) => [
+      kvPageRead.id(key),
+      { entries: pages[i], truncated: pages[i].length > key.limit },
+    ]));
+  },
+  touches: () => [],
+  evolve: (page) => page,
+};
+
+/** A bucket's entries written (a row) or deleted (null) by the batch so far, by key. */
+export type KvBucketChanges = ReadonlyMap<string, KvRow | null>;
+
+/** The batch's own writes to a bucket, kept as a read: loaded empty, folded from the staged events. */
+export const kvBucketChangesRead: ReadKind<{ walletId: string; bucket: string }, KvBucketChanges> = {
+  name: "kv bucket changes",
+  id: ({ walletId, bucket }) => JSON.stringify([walletId, bucket]),
+  load: (_sql, keys) => Promise.resolve(new Map(keys.map((key) => [kvBucketChangesRead.id(key), new Map()]))),
+  touches: (event) => isKvEvent(event) ? [JSON.stringify([event.walletId, event.data.bucket])] : [],
+  evolve(changes, event) {
+    if (!isKvEvent(event)) return changes;
+    return new Map(changes).set(event.data.key, kvRowOf(event) ?? null);
+  },
+};
 
 /** Removes expired entries; they already read as missing, this only reclaims space. */
 export async function sweepExpiredKv(sql: Queryable, now: Date): Promise<number> {

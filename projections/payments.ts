@@ -19,12 +19,11 @@ export const paymentsProjection: Projection<PaymentRow> = {
     const { paymentId, tier, amount } = event.data;
     return { wallet_id: event.walletId, payment_id: paymentId, tier, amount, paid_at: event.recordedAt };
   },
+  keyRow: (event) => ({
+    wallet_id: event.walletId,
+    payment_id: (event.data as { paymentId: string }).paymentId,
+  }),
   readsPrevious: false,
-  async save(tx, _event, row) {
-    if (!row) return;
-    await tx`insert into payments (wallet_id, payment_id, tier, amount, paid_at)
-      values (${row.wallet_id}, ${row.payment_id}, ${row.tier}, ${row.amount}, ${row.paid_at})`;
-  },
 };
 
 /** A confirmed payment as a ledger read: what makes a replayed confirmation a no-op. */
@@ -33,8 +32,10 @@ export const paymentRead = rowRead<{ walletId: string; paymentId: string }, Paym
   id: ({ walletId, paymentId }) => `${walletId}/${paymentId}`,
   async load(sql, keys) {
     const rows = await sql<PaymentRow[]>`
-      select p.* from jsonb_to_recordset(${sql.json(keys)}) as x("walletId" text, "paymentId" text)
-      join payments p on p.wallet_id = x."walletId" and p.payment_id = x."paymentId"`;
+      select p.* from unnest(${keys.map((k) => k.walletId)}::text[], ${
+      keys.map((k) => k.paymentId)
+    }::text[]) as x(w, id)
+      cross join lateral (select * from payments e where e.wallet_id = x.w and e.payment_id = x.id) p`;
     return new Map(rows.map((row) => [`${row.wallet_id}/${row.payment_id}`, row]));
   },
 });

@@ -5,7 +5,7 @@
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 import { type Projection, type ReadKind, rowRead } from "./projection.ts";
-import type { WebhookConfigData } from "./webhooks.ts";
+import type { WebhookConfigData } from "../src/webhooks/config/event_data.ts";
 import { nextRunAt } from "../src/schedules/cron.ts";
 
 export interface ScheduleRow {
@@ -184,25 +184,8 @@ export const schedulesProjection: Projection<ScheduleRow> = {
     return webhookId === null ? null : JSON.stringify([event.walletId, webhookId]);
   },
   evolve: evolveSchedule,
+  keyRow: (event) => ({ wallet_id: event.walletId, webhook_id: webhookIdOf(event)! }),
   readsPrevious: true,
-  async load(tx, event) {
-    return await findSchedule(tx, event.walletId, webhookIdOf(event)!);
-  },
-  async save(tx, event, row) {
-    if (row) {
-      await tx`
-        insert into schedules ${tx(row, ...COLUMNS)}
-        on conflict (wallet_id, webhook_id) do update set cron = excluded.cron, timezone = excluded.timezone,
-          active = excluded.active, next_run_at = excluded.next_run_at,
-          handled_through = excluded.handled_through, last_run_at = excluded.last_run_at,
-          last_status = excluded.last_status, last_error = excluded.last_error,
-          last_delivery_id = excluded.last_delivery_id`;
-    } else {
-      await tx`delete from schedules where wallet_id = ${event.walletId} and webhook_id = ${webhookIdOf(
-        event,
-      )!}`;
-    }
-  },
   // A deactivated wallet's webhooks are gone (CONTRACT section 3), and so are their runs.
   removedWithWallet: true,
 };
@@ -246,9 +229,11 @@ const scheduleId = ({ walletId, webhookId }: ScheduleKey) => JSON.stringify([wal
 
 async function loadSchedules(sql: Queryable, keys: ScheduleKey[], lock: boolean) {
   const rows = await sql<ScheduleRow[]>`
-    select s.* from jsonb_to_recordset(${sql.json(keys as never)}) as x("walletId" text, "webhookId" text)
-    join schedules s on s.wallet_id = x."walletId" and s.webhook_id = x."webhookId"
-    ${lock ? sql`for update of s` : sql``}`;
+    select s.* from unnest(${keys.map((k) => k.walletId)}::text[], ${
+    keys.map((k) => k.webhookId)
+  }::text[]) as x(w, h)
+    cross join lateral (select * from schedules e where e.wallet_id = x.w and e.webhook_id = x.h
+                        ${lock ? sql`for update` : sql``}) s`;
   return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.webhook_id]), row]));
 }
 

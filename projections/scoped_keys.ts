@@ -83,22 +83,10 @@ export const scopedKeysProjection: Projection<ScopedKeyRow> = {
     const keyId = keyIdOf(event);
     return keyId === null ? null : keyOf(event.walletId, keyId);
   },
+  keyRow: (event) => ({ wallet_id: event.walletId, key_id: keyIdOf(event)! }),
   evolve: evolveScopedKey,
-  // Inline, a key's call changes its row in place: no read of the row on the ledger's hot path.
-  readsPrevious: false,
-  async save(tx, event, row) {
-    if (event.type === "KeyCreated" && row) {
-      await tx`
-        insert into scoped_keys ${tx(row, ...COLUMNS)}
-        on conflict (wallet_id, key_id) do nothing`;
-    } else if (event.type === "KeyRevoked") {
-      await tx`update scoped_keys set revoked_at = coalesce(revoked_at, ${event.recordedAt})
-        where wallet_id = ${event.walletId} and key_id = ${event.data.keyId}`;
-    } else if (event.type === "CallBilled" && event.data.keyId) {
-      await tx`update scoped_keys set spent = spent + ${event.data.cost}, last_used_at = ${event.recordedAt}
-        where wallet_id = ${event.walletId} and key_id = ${event.data.keyId}`;
-    }
-  },
+  // A revocation and a key's call change the row the key already has.
+  readsPrevious: true,
   liveFilter: `coalesce(least(revoked_at, expires_at), 'infinity') > now() - interval '7 days'`,
   removedWithWallet: true,
 };

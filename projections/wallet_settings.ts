@@ -29,18 +29,8 @@ export const walletSettingsProjection: Projection<WalletSettingsRow> = {
       alert_secret: event.data.secret,
     };
   },
+  keyRow: (event) => ({ wallet_id: event.walletId }),
   readsPrevious: false,
-  async save(tx, _event, row) {
-    if (!row) return;
-    await tx`
-      insert into wallet_settings (wallet_id, low_balance_threshold, low_balance_webhook, low_balance_email,
-                                   alert_secret)
-      values (${row.wallet_id}, ${row.low_balance_threshold}, ${tx.json(row.low_balance_webhook as any)},
-              ${row.low_balance_email}, ${row.alert_secret})
-      on conflict (wallet_id) do update set low_balance_threshold = excluded.low_balance_threshold,
-        low_balance_webhook = excluded.low_balance_webhook, low_balance_email = excluded.low_balance_email,
-        alert_secret = excluded.alert_secret`;
-  },
   removedWithWallet: true,
 };
 

@@ -3,6 +3,7 @@
 import type { Queryable } from "../src/db/connect.ts";
 import { creditChange, type StoredEvent } from "../events/catalogue.ts";
 import type { Projection } from "./projection.ts";
+import { writeRows } from "./projection_sql.ts";
 
 export interface WalletRow {
   wallet_id: string;
@@ -90,32 +91,13 @@ export const walletsProjection: Projection<WalletRow> = {
   keyColumns: ["wallet_id"],
   keyOf: (event) => event.walletId,
   evolve: evolveWallet,
+  keyRow: (event) => ({ wallet_id: event.walletId }),
   readsPrevious: true,
-  async load(tx, event) {
-    const [row] = await tx<WalletRow[]>`select ${
-      tx(COLUMNS)
-    } from wallets where wallet_id = ${event.walletId}`;
-    return row;
-  },
-  async save(tx, _event, row) {
-    if (row) await saveWallets(tx, [row]);
-  },
 };
 
 /** Writes many wallet rows in one statement (the end of a ledger batch). */
 export async function saveWallets(tx: Queryable, rows: WalletRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await tx`
-    insert into wallets (wallet_id, balance, version, created_at, last_used_at, deactivated_at,
-                         low_balance_threshold, low_balance_alerted, alert_webhook, alert_email)
-    select * from jsonb_to_recordset(${tx.json(rows as any)}) as x(
-      wallet_id text, balance bigint, version integer, created_at timestamptz, last_used_at timestamptz,
-      deactivated_at timestamptz, low_balance_threshold bigint, low_balance_alerted boolean,
-      alert_webhook boolean, alert_email boolean)
-    on conflict (wallet_id) do update set balance = excluded.balance, version = excluded.version,
-      last_used_at = excluded.last_used_at, deactivated_at = excluded.deactivated_at,
-      low_balance_threshold = excluded.low_balance_threshold, low_balance_alerted = excluded.low_balance_alerted,
-      alert_webhook = excluded.alert_webhook, alert_email = excluded.alert_email`;
+  await writeRows(tx, walletsProjection, { removedWallets: [], deleted: [], written: rows });
 }
 
 /**

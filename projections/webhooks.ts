@@ -1,8 +1,12 @@
 // The webhook registry read model: each webhook's current configuration, its signing secret and its
 // mailbox address. Every webhook event carries the whole configuration, so the fold is one step.
+// The only place a configuration becomes a row and a row a configuration.
 import type { Queryable } from "../src/db/connect.ts";
-import type { EventData, StoredEvent } from "../events/catalogue.ts";
-import { type Projection, type ReadKind, rowRead } from "./projection.ts";
+import type { StoredEvent } from "../events/catalogue.ts";
+import type { Projection, ReadKind } from "./projection.ts";
+import type { MailboxWebhook, WebhookConfig } from "../src/webhooks/config/config.ts";
+import { configFromEvent, mailboxAddress } from "../src/webhooks/config/event_data.ts";
+import type { EmailFormat } from "../src/webhooks/payloads.ts";
 
 export interface WebhookRow {
   wallet_id: string;
@@ -21,26 +25,52 @@ export interface WebhookRow {
   created_at: Date;
 }
 
-export type WebhookConfigData = EventData<"WebhookCreated">;
-
-/** The row a configuration event leaves; pure. */
-export function webhookRowOf(walletId: string, config: WebhookConfigData): WebhookRow {
+/** The row of a configuration. A scheduled webhook's row keeps the mailbox columns' defaults. */
+export function rowFromConfig(walletId: string, config: WebhookConfig): WebhookRow {
+  const mailbox = config.mode === "mailbox" ? config.mailbox : undefined;
+  const schedule = config.mode === "scheduled" ? config.schedule : undefined;
   return {
     wallet_id: walletId,
     webhook_id: config.webhookId,
     url: config.url,
     headers: config.headers,
-    format: config.format || null,
-    template: config.template ?? null,
-    options: config.options ?? {},
-    include_attachments: config.includeAttachments ?? true,
-    schedule_cron: config.schedule?.cron ?? null,
-    schedule_timezone: config.schedule?.timezone ?? null,
-    schedule_active: config.schedule?.active ?? null,
+    format: mailbox?.format ?? null,
+    template: mailbox?.template ?? null,
+    options: mailbox?.options ?? {},
+    include_attachments: mailbox?.includeAttachments ?? true,
+    schedule_cron: schedule?.cron ?? null,
+    schedule_timezone: schedule?.timezone ?? null,
+    schedule_active: schedule?.active ?? null,
     email: config.email ?? null,
     secret: config.secret,
-    created_at: new Date(config.createdAt),
+    created_at: config.createdAt,
   };
+}
+
+/** The configuration a row holds. */
+export function configFromRow(row: WebhookRow): WebhookConfig {
+  const common = {
+    webhookId: row.webhook_id,
+    url: row.url,
+    headers: row.headers,
+    secret: row.secret,
+    createdAt: row.created_at,
+  };
+  if (row.schedule_cron !== null) {
+    const schedule = {
+      cron: row.schedule_cron,
+      timezone: row.schedule_timezone!,
+      active: row.schedule_active ?? true,
+    };
+    return { ...common, mode: "scheduled", schedule, ...(row.email === null ? {} : { email: row.email }) };
+  }
+  const mailbox = {
+    ...(row.format ? { format: row.format as EmailFormat } : {}),
+    ...(row.template ? { template: row.template } : {}),
+    options: row.options,
+    includeAttachments: row.include_attachments,
+  };
+  return { ...common, mode: "mailbox", mailbox, email: mailboxAddress(row.webhook_id, row.email) };
 }
 
 const COLUMNS = [
@@ -75,32 +105,15 @@ export const webhooksProjection: Projection<WebhookRow> = {
   },
   evolve(_row, event) {
     if (event.type === "WebhookCreated" || event.type === "WebhookUpdated") {
-      return webhookRowOf(event.walletId, event.data);
+      return rowFromConfig(event.walletId, configFromEvent(event.data));
     }
     return undefined;
   },
+  keyRow: (event) => ({
+    wallet_id: event.walletId,
+    webhook_id: (event.data as { webhookId: string }).webhookId,
+  }),
   readsPrevious: false,
-  async save(tx, event, row) {
-    if (row) {
-      // tx.json: postgres.js serializes the value once; a JSON string cast to jsonb would be stored as a string.
-      const headers = tx.json(row.headers);
-      const options = tx.json(row.options);
-      const template = row.template === null ? null : tx.json(row.template as Record<string, never>);
-      await tx`
-        insert into webhooks (wallet_id, webhook_id, url, headers, format, template, options, include_attachments,
-                              schedule_cron, schedule_timezone, schedule_active, email, secret, created_at)
-        values (${row.wallet_id}, ${row.webhook_id}, ${row.url}, ${headers}, ${row.format},
-                ${template}, ${options}, ${row.include_attachments}, ${row.schedule_cron},
-                ${row.schedule_timezone}, ${row.schedule_active}, ${row.email}, ${row.secret}, ${row.created_at})
-        on conflict (wallet_id, webhook_id) do update set url = excluded.url, headers = excluded.headers,
-          format = excluded.format, template = excluded.template, options = excluded.options,
-          include_attachments = excluded.include_attachments, schedule_cron = excluded.schedule_cron,
-          schedule_timezone = excluded.schedule_timezone, schedule_active = excluded.schedule_active,
-          email = excluded.email, secret = excluded.secret, created_at = excluded.created_at`;
-    } else if (event.type === "WebhookDeleted") {
-      await tx`delete from webhooks where wallet_id = ${event.walletId} and webhook_id = ${event.data.webhookId}`;
-    }
-  },
   // A deactivated wallet's webhooks and mailboxes are gone (CONTRACT section 3).
   removedWithWallet: true,
 };
@@ -110,30 +123,10 @@ export async function findWebhook(
   sql: Queryable,
   walletId: string,
   webhookId: string,
-): Promise<WebhookRow | undefined> {
+): Promise<WebhookConfig | undefined> {
   const [row] = await sql<WebhookRow[]>`
     select * from webhooks where wallet_id = ${walletId} and webhook_id = ${webhookId}`;
-  return row;
-}
-
-/** A wallet's webhooks in creation order. */
-export async function listWebhooks(sql: Queryable, walletId: string): Promise<WebhookRow[]> {
-  return await sql<WebhookRow[]>`
-    select * from webhooks where wallet_id = ${walletId} order by created_at, webhook_id`;
-}
-
-export async function countWebhooks(sql: Queryable, walletId: string): Promise<number> {
-  const [row] = await sql<
-    { n: number }[]
-  >`select count(*)::int as n from webhooks where wallet_id = ${walletId}`;
-  return row.n;
-}
-
-/** The newest creation time in a wallet, so the next one can be placed strictly after it. */
-export async function latestWebhookCreation(sql: Queryable, walletId: string): Promise<Date | undefined> {
-  const [row] = await sql<{ at: Date | null }[]>`
-    select max(created_at) as at from webhooks where wallet_id = ${walletId}`;
-  return row.at ?? undefined;
+  return row && configFromRow(row);
 }
 
 export interface WebhookKey {
@@ -141,17 +134,29 @@ export interface WebhookKey {
   webhookId: string;
 }
 
-/** One webhook as a ledger read. */
-export const webhookRead = rowRead<WebhookKey, WebhookRow>(webhooksProjection, {
+/** One webhook's configuration as a ledger read. */
+export const webhookRead: ReadKind<WebhookKey, WebhookConfig> = {
   name: "webhook",
   id: ({ walletId, webhookId }) => JSON.stringify([walletId, webhookId]),
   async load(sql, keys) {
     const rows = await sql<WebhookRow[]>`
-      select h.* from jsonb_to_recordset(${sql.json(keys as any)}) as x("walletId" text, "webhookId" text)
-      join webhooks h on h.wallet_id = x."walletId" and h.webhook_id = x."webhookId"`;
-    return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.webhook_id]), row]));
+      select h.* from unnest(${keys.map((k) => k.walletId)}::text[], ${
+      keys.map((k) => k.webhookId)
+    }::text[]) as x(w, id)
+      cross join lateral (select * from webhooks e where e.wallet_id = x.w and e.webhook_id = x.id) h`;
+    return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.webhook_id]), configFromRow(row)]));
   },
-});
+  touches(event) {
+    const key = webhooksProjection.keyOf(event);
+    return key === null ? [] : [key];
+  },
+  evolve(_config, event) {
+    if (event.type === "WebhookCreated" || event.type === "WebhookUpdated") {
+      return configFromEvent(event.data);
+    }
+    return undefined;
+  },
+};
 
 /**
  * The mailbox webhook receiving mail at `address` (lowercase) and its owner's balance, for the SMTP
@@ -161,39 +166,42 @@ export const webhookRead = rowRead<WebhookKey, WebhookRow>(webhooksProjection, {
 export async function findMailbox(
   sql: Queryable,
   address: string,
-): Promise<{ webhook: WebhookRow; balance: number } | undefined> {
+): Promise<{ walletId: string; webhook: MailboxWebhook; balance: number } | undefined> {
   const [row] = await sql<(WebhookRow & { owner_balance: number })[]>`
     select h.*, w.balance as owner_balance from webhooks h join wallets w on w.wallet_id = h.wallet_id
     where h.email = ${address.toLowerCase()} and h.schedule_cron is null and w.deactivated_at is null`;
   if (!row) return undefined;
-  const { owner_balance, ...webhook } = row;
-  return { webhook, balance: owner_balance };
+  const { owner_balance, ...fields } = row;
+  const webhook = configFromRow(fields);
+  if (webhook.mode !== "mailbox") throw new Error(`Webhook "${webhook.webhookId}" takes no mail`);
+  return { walletId: row.wallet_id, webhook, balance: owner_balance };
 }
 
 /** All of a wallet's webhooks by id, as a ledger read (counts, creation order, the list). */
-export const walletWebhooksRead: ReadKind<string, Map<string, WebhookRow>> = {
+export const walletWebhooksRead: ReadKind<string, Map<string, WebhookConfig>> = {
   name: "wallet webhooks",
   id: (walletId) => walletId,
   async load(sql, walletIds) {
     const rows = await sql<WebhookRow[]>`select * from webhooks where wallet_id = any(${walletIds})`;
-    const found = new Map(walletIds.map((id) => [id, new Map<string, WebhookRow>()]));
-    for (const row of rows) found.get(row.wallet_id)!.set(row.webhook_id, row);
+    const found = new Map(walletIds.map((id) => [id, new Map<string, WebhookConfig>()]));
+    for (const row of rows) found.get(row.wallet_id)!.set(row.webhook_id, configFromRow(row));
     return found;
   },
   touches: (event) => isWebhookEvent(event) ? [event.walletId] : [],
-  evolve(rows, event) {
-    const next = new Map(rows);
-    const webhookId = (event.data as { webhookId: string }).webhookId;
-    const row = webhooksProjection.evolve(next.get(webhookId), event);
-    if (row) next.set(webhookId, row);
-    else next.delete(webhookId);
+  evolve(configs, event) {
+    const next = new Map(configs);
+    if (event.type === "WebhookCreated" || event.type === "WebhookUpdated") {
+      next.set(event.data.webhookId, configFromEvent(event.data));
+    } else if (event.type === "WebhookDeleted") {
+      next.delete(event.data.webhookId);
+    }
     return next;
   },
 };
 
-/** A wallet's webhooks in creation order. */
-export function inCreationOrder(rows: Iterable<WebhookRow>): WebhookRow[] {
-  return [...rows].sort((a, b) =>
-    a.created_at.getTime() - b.created_at.getTime() || (a.webhook_id < b.webhook_id ? -1 : 1)
+/** Webhooks in creation order (ties, which creation avoids, by id). */
+export function inCreationOrder(configs: Iterable<WebhookConfig>): WebhookConfig[] {
+  return [...configs].sort((a, b) =>
+    a.createdAt.getTime() - b.createdAt.getTime() || (a.webhookId < b.webhookId ? -1 : 1)
   );
 }

@@ -33,6 +33,7 @@ const ConfigSchema = z.object({
   SERVER_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   LOG_REQUESTS: flag.default(true),
   LEDGER_MAX_BATCH: z.coerce.number().int().min(1).max(1024).default(128),
+  LEDGER_VALIDATE_EVENTS: flag.default(false),
   SMTP_RELAY_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   ALERT_EMAIL_FROM: z.email("must be an email address").optional(),
   DELIVERY_RETRY_SCALE: z.coerce.number().positive("must be above 0").max(1, "must be at most 1").default(1),
@@ -44,6 +45,7 @@ const ConfigSchema = z.object({
   SMTP_IDLE_TIMEOUT_MS: millis.default(300_000),
   SMTP_MAX_CONNECTIONS: connections.default(64),
   SMTP_MAX_CONNECTIONS_PER_IP: connections.default(32),
+  DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(1500),
 }).refine((c) => (c.SMTP_TLS_CERT === undefined) === (c.SMTP_TLS_KEY === undefined), {
   path: ["SMTP_TLS_CERT"],
   message: "must be set together with SMTP_TLS_KEY (file paths of the STARTTLS certificate and key)",
@@ -70,6 +72,8 @@ export interface Config {
   logRequests: boolean;
   /** Most calls that share one ledger transaction; 1 turns group commit off. */
   ledgerMaxBatch: number;
+  /** Check every event against its schema as it is appended (tests); typed code builds them. */
+  ledgerValidateEvents: boolean;
   /** Where low-balance alert emails are sent through; unset: recorded as not sent. */
   smtpRelayUrl?: string;
   alertEmailFrom: string;
@@ -79,6 +83,11 @@ export interface Config {
   http: HttpLimits;
   /** Idle time and connection bounds of the SMTP receiver. */
   smtpLimits: { idleTimeoutMs: number } & ConnectionBounds;
+  /**
+   * Longest a call waits for the database (and a new connection may take to open) before it gets
+   * 503; /readyz answers 503 past it too.
+   */
+  databaseTimeoutMs: number;
 }
 
 /** Parses the environment; returns the error text instead of throwing so main can exit 1 cleanly. */
@@ -108,6 +117,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     serverSecret: c.SERVER_SECRET,
     logRequests: c.LOG_REQUESTS,
     ledgerMaxBatch: c.LEDGER_MAX_BATCH,
+    ledgerValidateEvents: c.LEDGER_VALIDATE_EVENTS,
     smtpRelayUrl: c.SMTP_RELAY_URL,
     alertEmailFrom: c.ALERT_EMAIL_FROM ?? `alerts@${c.MAIL_DOMAIN.toLowerCase()}`,
     deliveryRetryScale: c.DELIVERY_RETRY_SCALE,
@@ -123,6 +133,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
       maxConnections: c.SMTP_MAX_CONNECTIONS,
       maxConnectionsPerIp: c.SMTP_MAX_CONNECTIONS_PER_IP,
     },
+    databaseTimeoutMs: c.DATABASE_TIMEOUT_MS,
   };
 }
 

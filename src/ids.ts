@@ -1,4 +1,5 @@
-// Random identifiers and tokens from the cryptographic random source.
+// Random identifiers and tokens from the cryptographic random source, and the token hash.
+import { createHash } from "node:crypto";
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 const MIXED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -29,7 +30,7 @@ export function randomLowerId(length: number): string {
   return randomString(length, ALPHABET);
 }
 
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+/** Lowercase hex SHA-256; synchronous, as it runs on every authenticated request. */
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }

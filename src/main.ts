@@ -6,7 +6,7 @@ import { createServiceLedger } from "./service_ledger.ts";
 import { createApp } from "./http/app.ts";
 import { startHttpServer } from "./http/server.ts";
 import { systemClock } from "./clock.ts";
-import { startSweeper } from "./sweeper.ts";
+import { preparePartitions, startSweeper } from "./sweeper.ts";
 import { startDeactivationSweep } from "./wallets/deactivation.ts";
 import { createAlertMailer } from "./alerts/mailer.ts";
 import { deliveryChannels } from "./delivery_channels.ts";
@@ -16,10 +16,14 @@ import { SAMPLE_ATTACHMENT } from "./attachments/sample_pdf.ts";
 import { startDeliveryWorker } from "./webhooks/delivery_worker.ts";
 import { startScheduler } from "./schedules/scheduler.ts";
 import { startSmtpReceiver } from "./email/smtp_server.ts";
-import { describeError, log } from "./log.ts";
+import { describeError, log, logError } from "./log.ts";
 
 const config = loadConfig();
-const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+const db = await openDatabase({
+  databaseUrl: config.databaseUrl,
+  dataDir: config.dataDir,
+  connectTimeoutMs: config.databaseTimeoutMs,
+});
 const applied = await migrate(db.sql);
 if (applied.length) log("info", "migrations applied", { applied });
 if (config.allowPrivateWebhooks) {
@@ -31,11 +35,15 @@ if (config.allowPrivateWebhooks) {
 }
 
 const clock = systemClock;
+// Without them rows still land in the catch-all partitions; the sweep tries again.
+await preparePartitions(db.sql, clock.now()).catch((error) => logError("cannot create partitions", error));
 await ensureServiceFile(db.sql, SAMPLE_ATTACHMENT, clock.now());
 // After the commit that queued deliveries, the worker (started below) looks for the rows at once.
 const deliveryWakeUp = { wake: () => {} };
 const ledger = createServiceLedger(db.sql, clock, {
   maxBatch: config.ledgerMaxBatch,
+  deadlineMs: config.databaseTimeoutMs,
+  validateEvents: config.ledgerValidateEvents,
   onDeliveryQueued: () => deliveryWakeUp.wake(),
 });
 const services = { sql: db.sql, ledger, clock, config };

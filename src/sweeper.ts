@@ -1,25 +1,55 @@
-// Background clean-up of read-model rows that have expired: KV entries, call logs (deleted
-// within 24 hours after their 7 days), remembered idempotent replies, attachments (7 days) and
-// scoped keys revoked or expired more than 7 days ago.
+// Background clean-up of read-model rows that have expired: KV entries, remembered idempotent
+// replies and scoped keys revoked or expired more than 7 days ago row by row; call logs and attachments by dropping whole expired time partitions (and
+// creating the coming ones), so their cost does not grow with the tables.
 import type { Sql } from "./db/connect.ts";
 import type { Clock } from "./clock.ts";
 import { sweepExpiredKv } from "../projections/kv.ts";
-import { sweepExpiredCallLogs } from "../projections/call_logs.ts";
+import { CALL_LOG_PARTITIONING, sweepExpiredCallLogs } from "../projections/call_logs.ts";
 import { sweepExpiredReplies } from "../projections/idempotent_replies.ts";
-import { sweepExpiredAttachments } from "./attachments/store.ts";
+import { ATTACHMENT_PARTITIONING, sweepExpiredAttachments } from "./attachments/store.ts";
 import { sweepRetiredKeys } from "../projections/scoped_keys.ts";
+import { createPartitions } from "./db/partitions.ts";
 import { type PeriodicJob, startPeriodic } from "./periodic.ts";
 
 export const SWEEP_INTERVAL_MS = 15 * 60 * 1000;
 
+/**
+ * One sweep of every table. A step that fails (a partition drop that timed out on its lock) does
+ * not keep the others from running; the failures are thrown together at the end.
+ */
 export async function sweepOnce(sql: Sql, now: Date) {
-  return {
-    kv: await sweepExpiredKv(sql, now),
-    callLogs: await sweepExpiredCallLogs(sql, now),
-    replies: await sweepExpiredReplies(sql, now),
-    attachments: await sweepExpiredAttachments(sql, now),
-    keys: await sweepRetiredKeys(sql, now),
+  const failures: unknown[] = [];
+  const step = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      failures.push(error);
+      return undefined as T;
+    }
   };
+  const swept = {
+    kv: await step(() => sweepExpiredKv(sql, now)),
+    callLogs: await step(() => sweepExpiredCallLogs(sql, now)),
+    replies: await step(() => sweepExpiredReplies(sql, now)),
+    attachments: await step(() => sweepExpiredAttachments(sql, now)),
+    keys: await step(() => sweepRetiredKeys(sql, now)),
+  };
+  if (failures.length) {
+    const reasons = failures.map((e) => e instanceof Error ? e.message : String(e));
+    throw new AggregateError(
+      failures,
+      `Sweep failed in ${failures.length} of ${Object.keys(swept).length} steps: ${reasons.join("; ")}`,
+    );
+  }
+  return swept;
+}
+
+/** Creates the coming time partitions; run at start-up so that new rows find theirs at once. */
+export async function preparePartitions(sql: Sql, now: Date): Promise<string[]> {
+  return [
+    ...await createPartitions(sql, CALL_LOG_PARTITIONING, now),
+    ...await createPartitions(sql, ATTACHMENT_PARTITIONING, now),
+  ];
 }
 
 export function startSweeper(sql: Sql, clock: Clock, intervalMs = SWEEP_INTERVAL_MS): PeriodicJob {

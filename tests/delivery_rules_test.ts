@@ -2,9 +2,9 @@
 import assert from "node:assert/strict";
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS, verdictAfter } from "../src/webhooks/retry_policy.ts";
 import type { PostResult } from "../src/webhooks/http_post.ts";
-import { webhooksProjection } from "../projections/webhooks.ts";
+import { configFromRow, webhooksProjection } from "../projections/webhooks.ts";
 import type { NewEvent, StoredEvent } from "../events/catalogue.ts";
-import { webhookView } from "../src/webhooks/registry.ts";
+import { webhookView } from "../src/webhooks/config/view.ts";
 
 const now = new Date("2026-11-01T10:00:00Z");
 const failed = (status: number | undefined, retryable: boolean): PostResult => ({
@@ -94,10 +94,12 @@ Deno.test("the registry fold needs no previous row; deletion removes the row", (
 });
 
 Deno.test("the view redacts header values and sensitive options, and shows the secret only when asked", () => {
-  const row = webhooksProjection.evolve(
-    undefined,
-    stored({ type: "WebhookCreated", data: config } as NewEvent),
-  )!;
+  const row = configFromRow(
+    webhooksProjection.evolve(
+      undefined,
+      stored({ type: "WebhookCreated", data: config } as NewEvent),
+    )!,
+  );
   const view = webhookView(row, { hash: "h", now });
   assert.deepEqual(view, {
     webhookId: "hook",

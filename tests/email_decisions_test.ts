@@ -46,7 +46,7 @@ function arrival(files: number, includeAttachments = true): EmailArrival {
   return {
     email: email(files),
     recipient: MAILBOX,
-    webhook: { wallet_id: WALLET, webhook_id: "inbox", include_attachments: includeAttachments },
+    mailbox: { walletId: WALLET, webhookId: "inbox", includeAttachments },
     receivedAt: NOW,
     size: 1234,
     startedAt: 0,

@@ -119,8 +119,11 @@ Deno.test("a KV path with a missing name or an extra segment is 400, not an unkn
   const svc = await startService();
   try {
     const kv = walletClient(svc, await newToken(svc));
+    // GET /kv/bucket lists the bucket (issue 15); writing or deleting it names no key.
+    for (const res of [await kv.post("/kv/bucket", "v"), await kv.delete("/kv/bucket")]) {
+      assert.deepEqual([res.status, res.text, res.cost], [400, "Invalid key: must be 1 to 30 characters", 1]);
+    }
     const cases: [string, string][] = [
-      ["/kv/bucket", "Invalid key: must be 1 to 30 characters"],
       ["/kv/bucket/", "Invalid key: must be 1 to 30 characters"],
       ["/kv//key", "Invalid bucket: must be 1 to 30 characters"],
       ["/kv/bucket/a/b", 'Invalid key: must not contain "/"'],

@@ -6,7 +6,7 @@ import { call } from "./helpers/client.ts";
 import { startService } from "./helpers/service.ts";
 import { inProcessService } from "./helpers/in_process.ts";
 import { MIN_TOKEN_LENGTH } from "../src/http/middleware.ts";
-import { WEBHOOK_ID_PATTERN } from "../src/webhooks/config_schema.ts";
+import { WEBHOOK_ID_PATTERN } from "../src/webhooks/config/input.ts";
 
 /** Every route a client can call; later capabilities add theirs here. */
 const EXPECTED_ROUTES: [string, string][] = [
@@ -17,6 +17,8 @@ const EXPECTED_ROUTES: [string, string][] = [
   ["get", "/kv/{bucket}/{key}"],
   ["post", "/kv/{bucket}/{key}"],
   ["delete", "/kv/{bucket}/{key}"],
+  ["get", "/kv/{bucket}"],
+  ["post", "/kv/{bucket}/{key}/incr"],
   ["get", "/healthz"],
   ["get", "/readyz"],
   ["post", "/payments/webhook"],
@@ -55,6 +57,19 @@ Deno.test("the OpenAPI document", async () => {
     const kvParams = doc.paths["/kv/{bucket}/{key}"].get.parameters.map((p: any) => `${p.in}:${p.name}`);
     assert.ok(kvParams.includes("path:bucket") && kvParams.includes("path:key"));
     assert.ok(doc.paths["/token/logs"].get.parameters.some((p: any) => p.name === "n" && p.in === "query"));
+    const named = (operation: any) => operation.parameters.map((p: any) => `${p.in}:${p.name}`);
+    assert.ok(doc.paths["/kv/{bucket}/{key}"].get.responses["200"].headers.etag, "GET documents its ETag");
+    for (const operation of [doc.paths["/kv/{bucket}/{key}"].post, doc.paths["/kv/{bucket}/{key}"].delete]) {
+      assert.ok(
+        named(operation).includes("header:if-match") && named(operation).includes("header:if-none-match"),
+      );
+      assert.ok(operation.responses["412"], "412 Precondition Failed is documented");
+    }
+    const list = named(doc.paths["/kv/{bucket}"].get);
+    for (const param of ["path:bucket", "query:prefix", "query:limit", "query:cursor"]) {
+      assert.ok(list.includes(param));
+    }
+    assert.ok(named(doc.paths["/kv/{bucket}/{key}/incr"].post).includes("query:by"));
   } finally {
     await svc.dispose();
   }

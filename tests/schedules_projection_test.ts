@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { type NewEvent, newEvent, type StoredEvent } from "../events/catalogue.ts";
 import { foldSchedules, type ScheduleRow } from "../projections/schedules.ts";
-import type { WebhookConfigData } from "../projections/webhooks.ts";
+import type { WebhookConfigData } from "../src/webhooks/config/event_data.ts";
 import { isMissed, nextAfterRun, planAfterMiss, runMessageId } from "../src/schedules/plan.ts";
 
 const WALLET = "a".repeat(64);

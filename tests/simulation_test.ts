@@ -32,6 +32,7 @@ async function finalState(sim: Simulation) {
       const value = w.liveValue(k, now.getTime());
       return value === undefined || w.deactivated ? [] : [`${k}=${value}`];
     });
+    // Both sides sorted alike: the table orders keys by code point, JavaScript by UTF-16 unit.
     assert.deepEqual(kv.map((r) => `${r.bucket}/${r.key}=${r.value}`).sort(), live.sort(), "live KV entries");
     const hooks = await sql<{ webhook_id: string }[]>`
       select webhook_id from webhooks where wallet_id = ${w.hash} order by webhook_id`;
@@ -39,7 +40,7 @@ async function finalState(sim: Simulation) {
     const keys = await sql<{ key_id: string; spent: number }[]>`
       select key_id, spent from scoped_keys where wallet_id = ${w.hash} order by key_id`;
     const modelKeys = w.deactivated ? [] : w.keys.map((k) => `${k.id}=${k.spent}`).sort();
-    assert.deepEqual(keys.map((r) => `${r.key_id}=${r.spent}`), modelKeys, "each key's spend");
+    assert.deepEqual(keys.map((r) => `${r.key_id}=${r.spent}`).sort(), modelKeys, "each key's spend");
     const [queued] = await sql<{ n: number }[]>`
       select count(*)::int as n from webhook_deliveries where wallet_id = ${w.hash}`;
     assert.equal(queued.n, w.queued, "deliveries queued");

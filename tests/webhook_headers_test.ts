@@ -1,6 +1,6 @@
 // Custom webhook headers: what configuration accepts is exactly what a delivery can send.
 import assert from "node:assert/strict";
-import { HeaderMap } from "../src/webhooks/config_schema.ts";
+import { HeaderMap } from "../src/webhooks/config/input.ts";
 import { HEADER_VALUE, RESERVED_HEADERS, TRANSPORT_HEADERS } from "../src/webhooks/headers.ts";
 
 function problem(headers: Record<string, string>): string | undefined {

@@ -1,10 +1,21 @@
 // Stored attachments (table `attachments`): the files behind signed download links. Email
-// attachments live 7 days and are swept after; the sample file of test deliveries lives forever.
-import type { Queryable } from "../db/connect.ts";
+// attachments live 7 days and leave with their time partition; the sample file of test
+// deliveries lives forever in a partition without an upper bound.
+import type { Queryable, Sql } from "../db/connect.ts";
 import type { Effect } from "../ledger/command.ts";
 import type { EffectApplier } from "../ledger/pending_writes.ts";
+import { maintainPartitions, type PartitionUpkeep, type TimePartitioning } from "../db/partitions.ts";
 
 export const ATTACHMENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
+const HOUR_MS = 3600 * 1000;
+
+/** Like the call logs: 12-hour partitions by expiry, a day ahead of the furthest new expiry. */
+export const ATTACHMENT_PARTITIONING: TimePartitioning = {
+  table: "attachments",
+  column: "expires_at",
+  widthMs: 12 * HOUR_MS,
+  aheadMs: ATTACHMENT_RETENTION_MS + 24 * HOUR_MS,
+};
 
 export interface Attachment {
   walletId: string;
@@ -79,15 +90,15 @@ export async function readAttachment(
   };
 }
 
-export async function sweepExpiredAttachments(sql: Queryable, now: Date): Promise<number> {
-  const rows = await sql`delete from attachments where expires_at <= ${now} returning 1`;
-  return rows.length;
+/** Creates the partitions ahead and drops the expired ones; the forever partition stays. */
+export async function sweepExpiredAttachments(sql: Sql, now: Date): Promise<PartitionUpkeep> {
+  return await maintainPartitions(sql, ATTACHMENT_PARTITIONING, now);
 }
 
 /** Where the service's own files live: no wallet id is ever this (wallet ids are 64 hex digits). */
 export const SERVICE_OWNER = "service";
-// The sample file never expires; the year 9999 keeps it out of the sweep without `infinity`, which
-// JavaScript dates cannot hold.
+// The sample file never expires; the year 9999 puts it in the partition without an upper bound
+// (migration 006), which the sweep never drops, without `infinity`, which JavaScript dates cannot hold.
 const NEVER = new Date("9999-12-31T00:00:00Z");
 
 /** Stores (or refreshes) one of the service's own files; run at start-up, by every instance alike. */
@@ -100,6 +111,6 @@ export async function ensureServiceFile(
     insert into attachments (wallet_id, id, filename, content_type, size, content, created_at, expires_at)
     values (${SERVICE_OWNER}, ${file.id}, ${file.filename}, ${file.contentType}, ${file.content.byteLength},
             ${file.content}, ${now}, ${NEVER})
-    on conflict (wallet_id, id) do update set filename = excluded.filename, content_type = excluded.content_type,
-      size = excluded.size, content = excluded.content, expires_at = excluded.expires_at`;
+    on conflict (wallet_id, id, expires_at) do update set filename = excluded.filename,
+      content_type = excluded.content_type, size = excluded.size, content = excluded.content`;
 }

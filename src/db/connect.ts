@@ -1,5 +1,7 @@
 // Opens the database: real Postgres when DATABASE_URL is set, otherwise an embedded PGlite in
 // DATA_DIR served over a local socket to the same postgres.js driver (one driver, one dialect).
+// "postgres" is this project's patched copy of postgres.js (src/db/postgres_js, linked in deno.json),
+// which survives lost connections; connections that fail are opened again on demand, quickly.
 import postgres from "postgres";
 
 export type Sql = postgres.Sql<{ bigint: number }>;
@@ -28,6 +30,19 @@ export interface OpenOptions {
   databaseUrl?: string;
   dataDir: string;
   maxConnections?: number;
+  /** Longest a new connection may take to open (default DEFAULT_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs?: number;
+}
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * The wait before a connection that failed is tried again, in seconds, by failures in a row: short
+ * and bounded, so that a database back after an outage is in use again within half a second (the
+ * driver's own default grows to 20 s).
+ */
+const RECONNECT_MAX_SECONDS = 0.5;
+export function reconnectDelaySeconds(failures: number): number {
+  return Math.min(RECONNECT_MAX_SECONDS, 0.05 * 2 ** failures);
 }
 
 export async function openDatabase(options: OpenOptions): Promise<Database> {
@@ -37,6 +52,8 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
       types,
       onnotice: () => {},
       connection: { application_name: "credit-api" },
+      connect_timeout: (options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) / 1000,
+      backoff: reconnectDelaySeconds,
     }) as unknown as Sql;
     return { sql, embedded: false, close: () => sql.end({ timeout: 5 }) };
   }

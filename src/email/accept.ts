@@ -105,7 +105,11 @@ async function acceptForMailbox(
   const result = await services.ledger.runBilled(acceptEmailCommand({
     email,
     recipient: delivery.recipient,
-    webhook: mailbox.webhook,
+    mailbox: {
+      walletId: mailbox.walletId,
+      webhookId: mailbox.webhook.webhookId,
+      includeAttachments: mailbox.webhook.mailbox.includeAttachments,
+    },
     receivedAt: delivery.receivedAt,
     size: delivery.size,
     startedAt: delivery.startedAt,
@@ -132,7 +136,7 @@ async function logRefusal(services: EmailServices, recipients: string[], reason:
       const mailbox = await findMailbox(services.sql, recipient);
       if (!mailbox) return;
       await services.ledger.runBilled(
-        refusedEmailCommand(mailbox.webhook.wallet_id, recipient, reason, startedAt),
+        refusedEmailCommand(mailbox.walletId, recipient, reason, startedAt),
       );
     } catch (error) {
       logError("email refusal not logged", error);

@@ -5,7 +5,8 @@
 import type { BilledCommand, CallDecision, Idempotency } from "../ledger/command.ts";
 import { INSUFFICIENT_CREDITS } from "../ledger/command.ts";
 import { read } from "../ledger/reads.ts";
-import { webhookRead, type WebhookRow } from "../../projections/webhooks.ts";
+import { webhookRead } from "../../projections/webhooks.ts";
+import type { WebhookConfig } from "../webhooks/config/config.ts";
 import type { StoreAttachment } from "../attachments/store.ts";
 import type { AttachmentRef } from "../attachments/signed_link.ts";
 import { queueDelivery } from "../webhooks/outbox.ts";
@@ -18,7 +19,7 @@ export interface EmailArrival {
   email: ParsedEmail;
   /** The mailbox address (lowercase) and its webhook as the RCPT check found it. */
   recipient: string;
-  webhook: Pick<WebhookRow, "wallet_id" | "webhook_id" | "include_attachments">;
+  mailbox: { walletId: string; webhookId: string; includeAttachments: boolean };
   receivedAt: Date;
   /** Bytes of the raw message. */
   size: number;
@@ -40,19 +41,20 @@ function refusal(outcome: AcceptOutcome, status: number, error: string): CallDec
 /** The acceptance once the owner's lock is held and the mailbox read again. */
 export function acceptEmail(
   arrival: EmailArrival,
-  state: { wallet: { wallet_id: string; balance: number }; webhook: WebhookRow | undefined },
+  state: { wallet: { wallet_id: string; balance: number }; webhook: WebhookConfig | undefined },
 ): CallDecision<AcceptOutcome> {
   const { email, recipient, ids } = arrival;
   const webhook = state.webhook;
   // Deleted, or turned into a scheduled webhook, between RCPT and now.
-  if (!webhook || webhook.email !== recipient || webhook.schedule_cron !== null) {
+  if (!webhook || webhook.mode !== "mailbox" || webhook.email !== recipient) {
     return refusal("unknown", 550, MAILBOX_GONE);
   }
-  const cost = emailCost(webhook.include_attachments, email.attachments.length);
+  const { includeAttachments } = webhook.mailbox;
+  const cost = emailCost(includeAttachments, email.attachments.length);
   if (cost > state.wallet.balance) return refusal("insufficient", 402, INSUFFICIENT_CREDITS);
 
   const walletId = state.wallet.wallet_id;
-  const stored = webhook.include_attachments ? email.attachments : [];
+  const stored = includeAttachments ? email.attachments : [];
   const attachments: AttachmentRef[] = stored.map((file, i) => ({
     owner: walletId,
     id: ids.attachmentIds[i],
@@ -65,7 +67,7 @@ export function acceptEmail(
     file: { walletId, ...attachments[i], content: file.content },
   }));
   const mailbox: MailboxContext = {
-    webhookId: webhook.webhook_id,
+    webhookId: webhook.webhookId,
     recipient,
     walletHash: walletId,
     receivedAt: arrival.receivedAt,
@@ -75,7 +77,7 @@ export function acceptEmail(
     kind: "email",
     id: ids.deliveryId,
     walletId,
-    webhookId: webhook.webhook_id,
+    webhookId: webhook.webhookId,
     messageId: ids.messageId,
     cost,
     payload: queuedEmailOf(email, mailbox),
@@ -102,14 +104,12 @@ function deduplication(key: string): Idempotency<AcceptOutcome> {
 
 /** The billed command of one email to one mailbox. */
 export function acceptEmailCommand(arrival: EmailArrival) {
-  const { webhook } = arrival;
-  const reads = {
-    webhook: read(webhookRead, { walletId: webhook.wallet_id, webhookId: webhook.webhook_id }),
-  };
+  const { mailbox } = arrival;
+  const reads = { webhook: read(webhookRead, { walletId: mailbox.walletId, webhookId: mailbox.webhookId }) };
   const command: BilledCommand<AcceptOutcome, typeof reads> = {
-    walletId: webhook.wallet_id,
+    walletId: mailbox.walletId,
     // The price as the webhook read at RCPT; decide settles it again under the lock.
-    price: emailCost(webhook.include_attachments, arrival.email.attachments.length),
+    price: emailCost(mailbox.includeAttachments, arrival.email.attachments.length),
     call: { method: "SMTP", path: arrival.recipient, endpoint: "email", startedAt: arrival.startedAt },
     ...(arrival.duplicateKey ? { idempotency: deduplication(arrival.duplicateKey) } : {}),
     reads,

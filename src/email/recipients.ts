@@ -3,7 +3,8 @@
 // credits) is only known after DATA, where the real price is settled under the wallet's lock.
 import { z } from "zod";
 import type { Queryable } from "../db/connect.ts";
-import { findMailbox, type WebhookRow } from "../../projections/webhooks.ts";
+import { findMailbox } from "../../projections/webhooks.ts";
+import type { MailboxWebhook } from "../webhooks/config/config.ts";
 import { EMAIL_COST } from "./payload.ts";
 import { badAddress, MAILBOX_UNKNOWN, NO_CREDITS_REPLY, notOurDomain, type SmtpReply } from "./smtp_reply.ts";
 
@@ -11,7 +12,7 @@ import { badAddress, MAILBOX_UNKNOWN, NO_CREDITS_REPLY, notOurDomain, type SmtpR
 export const RecipientAddress = z.string().trim().toLowerCase().max(254).regex(/^[^@\s]+@[^@\s]+$/);
 
 export type RecipientCheck =
-  | { ok: true; address: string; webhook: WebhookRow }
+  | { ok: true; address: string; webhook: MailboxWebhook }
   | { ok: false; reply: SmtpReply };
 
 /** The mailbox an address names, or the reply that refuses it. */

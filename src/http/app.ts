@@ -13,6 +13,7 @@ import { refuseOversizedBody } from "./body.ts";
 import { strictPath } from "./strict_path.ts";
 import { InputRefused } from "./input_refused.ts";
 import { answerRefused } from "./answer_refused.ts";
+import { unavailableResponse } from "./unavailable.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { kvRoutes } from "./routes/kv.ts";
@@ -76,6 +77,9 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
     if (error instanceof LedgerBusyError) {
       return errorResponse(c, 503, "Service busy, retry shortly", { "retry-after": "1" });
     }
+    // The database is out: not a fault of ours, and the client can retry.
+    const unavailable = unavailableResponse(c, error);
+    if (unavailable) return unavailable;
     // The stack goes to the log, never to the client.
     log("error", "request failed", { requestId: c.get("requestId"), error: String(error?.stack ?? error) });
     return errorResponse(c, 500, `Internal Server Error (request ${c.get("requestId")})`);

@@ -9,6 +9,7 @@ import { findKeyByHash } from "../../projections/scoped_keys.ts";
 import { isScopedKey } from "../keys/commands.ts";
 import { KEY_EXPIRED, KEY_REVOKED } from "../keys/gate.ts";
 import { log } from "../log.ts";
+import { withDeadline } from "../db/deadline.ts";
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -57,7 +58,9 @@ export async function authenticate(c: Context<AppEnv>, presented: string | undef
   if (isScopedKey(token)) return await authenticateKey(c, token);
   const walletId = await sha256Hex(token);
   if (!activeWallets.has(walletId)) {
-    if (!await findActiveWallet(c.get("services").sql, walletId)) throw new HttpError(401, UNAUTHORIZED);
+    const { sql, config } = c.get("services");
+    const wallet = await withDeadline(findActiveWallet(sql, walletId), config.databaseTimeoutMs, "unchanged");
+    if (!wallet) throw new HttpError(401, UNAUTHORIZED);
     activeWallets.remember(walletId);
   }
   c.set("walletId", walletId);
@@ -72,7 +75,8 @@ async function authenticateKey(c: Context<AppEnv>, key: string): Promise<void> {
   const hash = await sha256Hex(key);
   let holder = c.req.header("idempotency-key") === undefined ? knownKeys.get(hash) : undefined;
   if (!holder) {
-    holder = await findKeyByHash(c.get("services").sql, hash);
+    const { sql, config } = c.get("services");
+    holder = await withDeadline(findKeyByHash(sql, hash), config.databaseTimeoutMs, "unchanged");
     if (!holder) throw new HttpError(401, UNAUTHORIZED);
     if (holder.revoked) throw new HttpError(401, KEY_REVOKED);
     knownKeys.remember(hash, holder);

@@ -23,6 +23,10 @@ export const ERROR_RESPONSES = {
   402: text("Balance below the call's cost: `Insufficient credits`"),
   405: text("Method not allowed on this path"),
   422: text("Idempotency-Key reused with a different request"),
+  503: text(
+    "The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry " +
+      "shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key`",
+  ),
 } as const;
 
 export function textOk(description: string) {

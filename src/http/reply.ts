@@ -7,6 +7,8 @@ export interface Reply {
   status: number;
   contentType: string;
   body: string;
+  /** Headers of the answer beyond the content type and the billing headers (an ETag). */
+  headers?: Record<string, string>;
 }
 
 export function textReply(status: number, body: string): Reply {

@@ -11,6 +11,9 @@ import { randomId } from "../ids.ts";
 import { BatchReads, type ReadSet } from "./reads.ts";
 import { type EffectAppliers, PendingWrites } from "./pending_writes.ts";
 import { type AnyBilledCommand, runBilledBatch } from "./run_batch.ts";
+import { inTransaction } from "../db/transaction.ts";
+import { DatabaseUnavailableError } from "../db/faults.ts";
+import { expireAfter, removeFrom, withDeadline } from "../db/deadline.ts";
 
 export interface Ledger {
   /** Queued and batched with concurrent calls; charged and logged; answered after its commit. */
@@ -34,6 +37,13 @@ export interface LedgerOptions {
   rules?: DebitRule[];
   /** Call ids of CallBilled; injectable so a simulation can replay a run. */
   newCallId?: () => string;
+  /** Longest a call waits for its answer before a DatabaseUnavailableError (0 or unset: no bound). */
+  deadlineMs?: number;
+  /**
+   * Check every event against the catalogue's schema as it is staged. Typed code builds them, so
+   * the service leaves it off on its hot path; tests turn it on (LEDGER_VALIDATE_EVENTS).
+   */
+  validateEvents?: boolean;
 }
 
 export const DEFAULT_LEDGER_OPTIONS = { maxBatch: 128, maxInFlight: 2, maxQueue: 10_000 };
@@ -52,19 +62,30 @@ interface Waiting {
 }
 
 export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}): Ledger {
-  const { maxBatch, maxInFlight, maxQueue, onBatch } = { ...DEFAULT_LEDGER_OPTIONS, ...options };
+  const { maxBatch, maxInFlight, maxQueue, onBatch, deadlineMs = 0 } = {
+    ...DEFAULT_LEDGER_OPTIONS,
+    ...options,
+  };
   const setup = {
     effects: options.effects ?? {},
     rules: options.rules ?? [],
     newCallId: options.newCallId ?? (() => randomId(20)),
+    validateEvents: options.validateEvents ?? false,
   };
   const queue: Waiting[] = [];
   let inFlight = 0;
 
-  /** One batch in one transaction; if it fails as a whole, each call is retried alone. */
+  /**
+   * One batch in one transaction. If a command's fault fails it as a whole, each call is retried
+   * alone, so one bad command cannot fail the others. A database fault is not retried: the
+   * database is out, and a batch whose COMMIT was sent may have committed.
+   */
   async function runBatch(batch: Waiting[]) {
     const attempt = async (commands: AnyBilledCommand[]) => {
-      const { results, writes } = await sql.begin((tx) => runBilledBatch(tx, commands, clock.now(), setup));
+      const { results, writes } = await inTransaction(
+        sql,
+        (tx) => runBilledBatch(tx, commands, clock.now(), setup),
+      );
       writes.committed();
       onBatch?.(commands.length);
       return results;
@@ -73,7 +94,9 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
       const results = await attempt(batch.map((w) => w.command));
       batch.forEach((waiting, i) => waiting.resolve(results[i]));
     } catch (error) {
-      if (batch.length === 1) return batch[0].reject(error);
+      if (batch.length === 1 || error instanceof DatabaseUnavailableError) {
+        return batch.forEach((waiting) => waiting.reject(error));
+      }
       // One bad command cannot fail the others.
       for (const waiting of batch) {
         await attempt([waiting.command]).then(([r]) => waiting.resolve(r), waiting.reject);
@@ -96,22 +119,26 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
     runBilled<O, R extends ReadSet>(command: BilledCommand<O, R>) {
       if (queue.length >= maxQueue) return Promise.reject(new LedgerBusyError());
       return new Promise<LedgerResult<O>>((resolve, reject) => {
-        queue.push({ command, resolve: resolve as Waiting["resolve"], reject });
+        const waiting: Waiting = { command, resolve: resolve as Waiting["resolve"], reject };
+        queue.push(waiting);
+        // A call still queued at its deadline leaves the queue unrun; one in a transaction may commit.
+        expireAfter(waiting, deadlineMs, () => removeFrom(queue, waiting));
         pump();
       });
     },
     async appendUnbilled<O, R extends ReadSet>(command: UnbilledCommand<O, R>) {
-      const { outcome, writes } = await sql.begin(async (tx) => {
+      const transaction = inTransaction(sql, async (tx) => {
         const now = clock.now();
         const reads = new BatchReads([command.reads]);
         const [wallet] = await Promise.all([lockWallet(tx, command.walletId), reads.load(tx, now)]);
         const decision = command.decide({ wallet, reads: reads.valuesOf(command.reads), now });
-        const writes = new PendingWrites(setup.effects, reads);
-        if (decision.events?.length) await writes.stage(tx, command.walletId, wallet, decision.events, now);
+        const writes = new PendingWrites(setup.effects, reads, { validate: setup.validateEvents });
+        if (decision.events?.length) writes.stage(command.walletId, wallet, decision.events, now);
         writes.addEffects(decision.effects);
         await writes.flush(tx, now);
         return { outcome: decision.outcome, writes };
       });
+      const { outcome, writes } = await withDeadline(transaction, deadlineMs, "unknown");
       writes.committed();
       return outcome;
     },

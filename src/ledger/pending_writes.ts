@@ -1,11 +1,12 @@
 // What a ledger transaction writes: the staged events (numbered after each wallet's version), the
-// wallet rows folded from them, the other read models and the commands' effects. Rows that
-// commands of the same batch read are kept current in memory by BatchReads; the tables are
-// written at the end, each insert-only model and each effect type in one statement where it can.
+// wallet rows folded from them, every other read model and the commands' effects. Staging is pure
+// and in memory (the rows commands of the same batch read are kept current by BatchReads); the
+// tables are written at the end, each model and each effect type in one set-based statement.
 import type { Tx } from "../db/connect.ts";
 import { appendStaged, stageEvents } from "../../events/store.ts";
 import type { NewEvent, StoredEvent } from "../../events/catalogue.ts";
-import { applyInline, type Projection } from "../../projections/projection.ts";
+import { type Projection, removesWalletRows } from "../../projections/projection.ts";
+import { loadRows, type RowChanges, writeRows } from "../../projections/projection_sql.ts";
 import { INLINE_PROJECTIONS } from "../../projections/mod.ts";
 import { evolveWallet, saveWallets, type WalletRow } from "../../projections/wallets.ts";
 import type { Effect } from "./command.ts";
@@ -21,42 +22,37 @@ export interface EffectApplier<E extends Effect = Effect> {
 
 export type EffectAppliers = Record<string, EffectApplier<any>>;
 
+export interface StagingOptions {
+  /** Check every event against its schema (tests); typed code built them, so the hot path need not. */
+  validate: boolean;
+}
+
+type Row = Record<string, unknown>;
+
 export class PendingWrites {
   readonly events: StoredEvent[] = [];
   readonly wallets = new Map<string, WalletRow>();
-  readonly #deferred = new Map<Projection<any>, unknown[]>();
   readonly #effects = new Map<string, Effect[]>();
 
-  constructor(readonly appliers: EffectAppliers, readonly reads?: BatchReads) {}
+  constructor(
+    readonly appliers: EffectAppliers,
+    readonly reads?: BatchReads,
+    readonly options: StagingOptions = { validate: true },
+  ) {}
 
   /** Stages a wallet's events after its version; returns the wallet row they leave. */
-  async stage(
-    tx: Tx,
+  stage(
     walletId: string,
     wallet: WalletRow | undefined,
     events: NewEvent[],
     now: Date,
-  ): Promise<WalletRow | undefined> {
-    const staged = stageEvents(walletId, wallet?.version ?? 0, events, now);
+  ): WalletRow | undefined {
+    const staged = stageEvents(walletId, wallet?.version ?? 0, events, now, this.options.validate);
     const next = staged.reduce<WalletRow | undefined>(evolveWallet, wallet);
     if (next) this.wallets.set(walletId, next);
     this.events.push(...staged);
-    for (const event of staged) {
-      this.reads?.observe(event);
-      for (const projection of INLINE_PROJECTIONS) await this.#project(tx, projection, event);
-    }
+    if (this.reads) { for (const event of staged) this.reads.observe(event); }
     return next;
-  }
-
-  async #project(tx: Tx, projection: Projection<any>, event: StoredEvent) {
-    if (!projection.saveMany || projection.keyOf(event) === null) {
-      return await applyInline(tx, projection, event);
-    }
-    const row = projection.evolve(undefined, event);
-    if (!row) return;
-    const rows = this.#deferred.get(projection);
-    if (rows) rows.push(row);
-    else this.#deferred.set(projection, [row]);
   }
 
   addEffects(effects: Effect[] = []): void {
@@ -70,10 +66,11 @@ export class PendingWrites {
 
   /** Writes everything staged: independent statements, sent together (one round trip). */
   async flush(tx: Tx, now: Date): Promise<void> {
+    const changes = await Promise.all(INLINE_PROJECTIONS.map((p) => this.#changesOf(tx, p)));
     await Promise.all([
       appendStaged(tx, this.events),
       saveWallets(tx, [...this.wallets.values()]),
-      ...[...this.#deferred].map(([projection, rows]) => projection.saveMany!(tx, rows)),
+      ...INLINE_PROJECTIONS.map((projection, i) => writeRows(tx, projection, changes[i])),
       ...[...this.#effects].map(([type, effects]) => this.appliers[type].apply(tx, effects, now)),
     ]);
   }
@@ -81,5 +78,55 @@ export class PendingWrites {
   /** Tells the appliers that their effects are committed. */
   committed(): void {
     for (const [type, effects] of this.#effects) this.appliers[type].afterCommit?.(effects);
+  }
+
+  /** The batch's events folded into one model: the final row of every key they touch. */
+  async #changesOf(tx: Tx, projection: Projection<any>): Promise<RowChanges> {
+    const removedWallets = new Set<string>();
+    const touched = new Map<string, { walletId: string; key: Row; events: StoredEvent[] }>();
+    for (const event of this.events) {
+      if (removesWalletRows(projection, event)) {
+        removedWallets.add(event.walletId);
+        for (const [id, entry] of touched) if (entry.walletId === event.walletId) touched.delete(id);
+        continue;
+      }
+      const id = projection.keyOf(event);
+      if (id === null) continue;
+      const entry = touched.get(id);
+      if (entry) entry.events.push(event);
+      else touched.set(id, { walletId: event.walletId, key: projection.keyRow(event), events: [event] });
+    }
+    if (projection.insertOnly) {
+      const written = [...touched.values()].flatMap((e) =>
+        e.events.map((ev) => projection.evolve(undefined, ev))
+      );
+      return { removedWallets: [...removedWallets], deleted: [], written: written.filter(Boolean) };
+    }
+    const previous = await this.#previousRows(tx, projection, touched, removedWallets);
+    const deleted: Row[] = [];
+    const written: Row[] = [];
+    for (const [id, { key, events }] of touched) {
+      const row = events.reduce<Row | undefined>((r, e) => projection.evolve(r, e), previous.get(id));
+      if (row) written.push(row);
+      else deleted.push(key);
+    }
+    return { removedWallets: [...removedWallets], deleted, written };
+  }
+
+  /** The current rows of the touched keys, for models whose fold needs them (one statement). */
+  async #previousRows(
+    tx: Tx,
+    projection: Projection<any>,
+    touched: Map<string, { walletId: string; key: Row }>,
+    removedWallets: Set<string>,
+  ): Promise<Map<string, Row>> {
+    const found = new Map<string, Row>();
+    if (!projection.readsPrevious || touched.size === 0) return found;
+    const keys = [...touched.values()].filter((e) => !removedWallets.has(e.walletId)).map((e) => e.key);
+    const columns = projection.keyColumns as readonly string[];
+    const idOf = (row: Row) => JSON.stringify(columns.map((c) => row[c]));
+    const byKey = new Map([...touched].map(([id, e]) => [idOf(e.key), id]));
+    for (const row of await loadRows(tx, projection, keys)) found.set(byKey.get(idOf(row))!, row);
+    return found;
   }
 }

@@ -23,6 +23,8 @@ export interface BatchSetup {
   rules: DebitRule[];
   /** A fresh call id for each CallBilled. */
   newCallId(): string;
+  /** Check each event against its schema as it is staged (tests; off on the hot path). */
+  validateEvents: boolean;
 }
 
 // deno-lint-ignore no-explicit-any
@@ -64,19 +66,19 @@ export async function runBilledBatch(
     setup,
     wallets,
     reads,
-    writes: new PendingWrites(setup.effects, reads),
+    writes: new PendingWrites(setup.effects, reads, { validate: setup.validateEvents }),
   };
   const results: LedgerResult<unknown>[] = [];
-  for (const [i, command] of commands.entries()) results.push(await runOne(context, command, priors[i]));
+  for (const [i, command] of commands.entries()) results.push(runOne(context, command, priors[i]));
   await context.writes.flush(tx, now);
   return { results, writes: context.writes };
 }
 
-async function runOne(
+function runOne(
   context: Context,
   command: AnyBilledCommand,
   prior: PriorRead | undefined,
-): Promise<LedgerResult<unknown>> {
+): LedgerResult<unknown> {
   const { now, reads } = context;
   const wallet = context.wallets.get(command.walletId);
   if (!wallet || wallet.deactivated_at) return { kind: "unauthorized" };
@@ -97,7 +99,7 @@ async function runOne(
     throw new RangeError(`Charge ${charge} is not payable from balance ${wallet.balance}`);
   }
   const balance = wallet.balance - charge;
-  await stageCall(context, command, wallet, { ...decision, charge }, unpaid);
+  stageCall(context, command, wallet, { ...decision, charge }, unpaid);
   return { kind: "answered", outcome: decision.outcome, cost: charge, balance, replayed: false };
 }
 
@@ -119,14 +121,14 @@ export function chooseDecision<O, R extends ReadSet>(
 }
 
 /** Stages the call's CallBilled, its events and effects, and what the debit rules add. */
-async function stageCall(
+function stageCall(
   context: Context,
   command: AnyBilledCommand,
   wallet: WalletRow,
   decision: CallDecision<unknown> & { charge: number },
   unpaid: boolean,
-): Promise<void> {
-  const { tx, now, setup, writes } = context;
+): void {
+  const { now, setup, writes } = context;
   const { charge, log } = decision;
   const balance = wallet.balance - charge;
   const key = command.idempotency;
@@ -153,7 +155,7 @@ async function stageCall(
     events.push(...(added?.events ?? []));
     effects.push(...(added?.effects ?? []));
   }
-  const next = await writes.stage(tx, wallet.wallet_id, wallet, events, now);
+  const next = writes.stage(wallet.wallet_id, wallet, events, now);
   context.wallets.set(wallet.wallet_id, next!);
   writes.addEffects(effects);
 }

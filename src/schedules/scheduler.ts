@@ -16,6 +16,7 @@ import { claimDueRuns, releaseClaim, type ScheduleClaim, sweepExpiredClaims } fr
 import { fireRunCommand, type RunOutcome, skipMissedRunsCommand } from "./commands.ts";
 import { isMissed } from "./plan.ts";
 import { logError } from "../log.ts";
+import { createBackoff } from "../backoff.ts";
 
 export type { RunOutcome };
 
@@ -53,6 +54,8 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let pass: Promise<void> | undefined;
   let lastSweep = -Infinity;
+  // While the database is out, passes come less often and the outage is logged once.
+  const backoff = createBackoff("scheduler pass");
 
   async function work() {
     await runDueSchedules(options);
@@ -65,10 +68,10 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
 
   function tick() {
     pass = work()
-      .catch((error) => logError("scheduler pass failed", error))
+      .then(() => backoff.succeeded(), (error) => backoff.failed(error))
       .finally(() => {
         pass = undefined;
-        if (!stopping) timer = setTimeout(tick, pollMs);
+        if (!stopping) timer = setTimeout(tick, backoff.delay(pollMs));
       });
   }
 

@@ -3,10 +3,10 @@ import { loadConfig } from "../config.ts";
 import { type Database, openDatabase } from "../db/connect.ts";
 import { migrate } from "../db/migrate.ts";
 
-export async function openTaskDatabase(): Promise<Database> {
+export async function openTaskDatabase(options: { maxConnections?: number } = {}): Promise<Database> {
   const config = loadConfig();
   try {
-    const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...options });
     await migrate(db.sql);
     return db;
   } catch (error) {

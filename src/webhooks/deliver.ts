@@ -1,7 +1,6 @@
 // One signed POST of a payload (CONTRACT section 8): the body rendered for the webhook, its custom
 // headers, the User-Agent and Standard Webhooks signature headers. Shared by the delivery worker,
 // the test endpoint and alerts, so a test looks exactly like a real delivery.
-import type { WebhookRow } from "../../projections/webhooks.ts";
 import { SERVICE_NAME, SERVICE_VERSION } from "../service_info.ts";
 import { renderEmail } from "./formats/mod.ts";
 import { postJson } from "./http_post.ts";
@@ -9,7 +8,7 @@ import { signatureHeaders } from "./signature.ts";
 import type { DeliveryContent } from "./outbox.ts";
 import type { EmailPayload } from "./payloads.ts";
 import { signedAttachmentLink } from "../attachments/signed_link.ts";
-import { settingsOf } from "./registry.ts";
+import type { WebhookConfig } from "./config/config.ts";
 import type { Config } from "../config.ts";
 import type { Sql } from "../db/connect.ts";
 import { serverSecretFor } from "../server_secret.ts";
@@ -34,13 +33,13 @@ export async function linkSigning(sql: Sql, config: Config): Promise<LinkSigning
  * them; a scheduled run goes as is.
  */
 export async function renderDeliveryBody(
-  webhook: WebhookRow,
+  webhook: WebhookConfig,
   content: Extract<DeliveryContent, { kind: "email" | "scheduled" }>,
   signing: LinkSigning,
   now: Date,
 ): Promise<string> {
   if (content.kind === "scheduled") return JSON.stringify(content.payload);
-  const mailbox = settingsOf(webhook).mailbox;
+  const mailbox = webhook.mode === "mailbox" ? webhook.mailbox : undefined;
   const attachments = mailbox?.includeAttachments === false ? [] : await Promise.all(
     content.payload.attachments.map((ref) =>
       signedAttachmentLink(signing.serverSecret, signing.publicUrl, ref, now)

@@ -10,6 +10,7 @@ import { claimDueDeliveries, type ClaimedDelivery } from "./outbox.ts";
 import type { DeliveryChannels } from "./delivery_channel.ts";
 import { recordAttempt } from "./attempt_record.ts";
 import { logError } from "../log.ts";
+import { createBackoff } from "../backoff.ts";
 
 export interface DeliveryWorkerOptions {
   sql: Sql;
@@ -47,6 +48,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   let timer: ReturnType<typeof setTimeout> | undefined;
   let claiming: Promise<void> | undefined;
   let again = false;
+  // While the database is out, polls come less often and the outage is logged once.
+  const backoff = createBackoff("delivery poll");
 
   // Claims as many due rows as there are free slots and starts their attempts without waiting for
   // them; each finished attempt frees a slot and looks again.
@@ -81,11 +84,11 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     }
     clearTimeout(timer);
     claiming = claim()
-      .catch((error) => logError("delivery poll failed", error))
+      .then(() => backoff.succeeded(), (error) => backoff.failed(error))
       .finally(() => {
         claiming = undefined;
         if (stopping) return;
-        timer = setTimeout(tick, again ? 0 : pollMs);
+        timer = setTimeout(tick, again ? 0 : backoff.delay(pollMs));
         again = false;
       });
   }

@@ -1,5 +1,5 @@
 // The rules for custom headers on webhook calls, shared by the configuration check
-// (config_schema.ts), which refuses a bad header when it is set, and the POST itself (http_post.ts),
+// (config/input.ts), which refuses a bad header when it is set, and the POST itself (http_post.ts),
 // which never sends one.
 
 /** Headers the HTTP transport owns: the body is always JSON of a known length for the URL's host. */

@@ -154,9 +154,10 @@ export const deliveryClaimRead: ReadKind<ClaimKey, true> = {
   async load(sql: Queryable, keys) {
     const rows = await sql<ClaimKey[]>`
       select d.wallet_id as "walletId", d.id, d.claim_token as "claimToken"
-      from jsonb_to_recordset(${sql.json(keys as never)}) as x("walletId" text, id text, "claimToken" text)
-      join webhook_deliveries d on d.wallet_id = x."walletId" and d.id = x.id and d.claim_token = x."claimToken"
-      for update of d`;
+      from unnest(${keys.map((k) => k.walletId)}::text[], ${keys.map((k) => k.id)}::text[],
+                  ${keys.map((k) => k.claimToken)}::text[]) as x(w, id, t)
+      cross join lateral (select * from webhook_deliveries e
+                          where e.wallet_id = x.w and e.id = x.id and e.claim_token = x.t for update) d`;
     return new Map(rows.map((key) => [deliveryClaimRead.id(key), true as const]));
   },
   touches: () => [],

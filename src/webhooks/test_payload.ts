@@ -3,7 +3,7 @@
 import type { ScheduledRunPayload } from "./payloads.ts";
 import type { DeliveryContent, QueuedEmail } from "./outbox.ts";
 import { SAMPLE_ATTACHMENT_REF } from "../attachments/sample_pdf.ts";
-import type { WebhookRow } from "../../projections/webhooks.ts";
+import type { MailboxWebhook, WebhookConfig } from "./config/config.ts";
 
 export interface TestPayloadContext {
   /** The wallet hash. */
@@ -14,14 +14,14 @@ export interface TestPayloadContext {
   nonce: string;
 }
 
-export function testEmail(webhook: WebhookRow, context: TestPayloadContext): QueuedEmail {
+export function testEmail(webhook: MailboxWebhook, context: TestPayloadContext): QueuedEmail {
   return {
     externalMessageId: `<test-${context.nonce}@${context.mailDomain}>`,
     receivedAt: context.now.toISOString(),
     from: { email: `test@${context.mailDomain}`, name: "Webhook Test" },
     to: { hash: context.hash },
-    webhookId: webhook.webhook_id,
-    recipient: webhook.email ?? "",
+    webhookId: webhook.webhookId,
+    recipient: webhook.email,
     cc: [],
     subject: "Test webhook",
     text: "This is a test email sent to check your webhook. It carries one sample attachment.",
@@ -30,11 +30,11 @@ export function testEmail(webhook: WebhookRow, context: TestPayloadContext): Que
   };
 }
 
-export function testScheduledRun(webhook: WebhookRow, context: TestPayloadContext): ScheduledRunPayload {
+export function testScheduledRun(webhook: WebhookConfig, context: TestPayloadContext): ScheduledRunPayload {
   const at = context.now.toISOString();
   return {
     type: "scheduled_webhook_run",
-    webhookId: webhook.webhook_id,
+    webhookId: webhook.webhookId,
     scheduledFor: at,
     executedAt: at,
     walletHash: context.hash,
@@ -43,11 +43,11 @@ export function testScheduledRun(webhook: WebhookRow, context: TestPayloadContex
 
 /** What a test sends to `webhook`, by its mode. */
 export function testDelivery(
-  webhook: WebhookRow,
+  webhook: WebhookConfig,
   context: TestPayloadContext,
 ): Extract<DeliveryContent, { kind: "email" | "scheduled" }> {
-  const webhookId = webhook.webhook_id;
-  return webhook.schedule_cron !== null
+  const webhookId = webhook.webhookId;
+  return webhook.mode === "scheduled"
     ? { kind: "scheduled", webhookId, payload: testScheduledRun(webhook, context) }
     : { kind: "email", webhookId, payload: testEmail(webhook, context) };
 }

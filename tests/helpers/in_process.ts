@@ -44,7 +44,7 @@ export async function inProcessService(
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(db.sql);
   const clock = offsetClock();
-  const ledger = createServiceLedger(db.sql, clock, ledgerOptions);
+  const ledger = createServiceLedger(db.sql, clock, { validateEvents: true, ...ledgerOptions });
   const app = createApp({ sql: db.sql, ledger, clock, config });
 
   async function request(

@@ -11,6 +11,8 @@ export interface ServiceOptions {
   sharedWith?: Service;
   /** Open an SMTP port too. */
   smtp?: boolean;
+  /** Rewrites the service's DATABASE_URL (through a fault proxy); tasks keep the direct one. */
+  routeDatabase?: (databaseUrl: string) => string;
 }
 
 export interface Service {
@@ -74,10 +76,15 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     SMTP_PORT: String(smtpPort),
     TRUST_PROXY: "1",
     LOG_REQUESTS: "0",
+    // Every event checked against its schema as it is appended: tests catch what the hot path skips.
+    LEDGER_VALIDATE_EVENTS: "1",
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     ...db.env,
     ...options.env,
   };
+  if (options.routeDatabase && db.env.DATABASE_URL) {
+    env.DATABASE_URL = options.routeDatabase(db.env.DATABASE_URL);
+  }
   let child: Deno.ChildProcess | undefined;
   let output = "";
   let pumping: Promise<void> = Promise.resolve();

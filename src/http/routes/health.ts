@@ -1,8 +1,11 @@
-// GET /healthz (the process is up) and GET /readyz (the database answers); free, no token.
+// GET /healthz (the process is up) and GET /readyz (the database answers within
+// DATABASE_TIMEOUT_MS); free, no token.
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { errorResponse } from "../errors.ts";
 import { serve, textOk, textResponse } from "../openapi.ts";
+import { withDeadline } from "../../db/deadline.ts";
+import { RETRY_AFTER_SECONDS } from "../unavailable.ts";
 
 const healthz = createRoute({
   method: "get",
@@ -21,11 +24,13 @@ const readyz = createRoute({
 export function healthRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, healthz, (c) => c.text("OK", 200));
   serve(app, readyz, async (c) => {
+    const { sql, config } = c.get("services");
     try {
-      await c.get("services").sql`select 1`;
+      // Bounded: a database that does not answer in time is not ready either.
+      await withDeadline(Promise.resolve(sql`select 1`), config.databaseTimeoutMs, "unchanged");
       return c.text("OK", 200);
     } catch {
-      return errorResponse(c, 503, "Database unreachable");
+      return errorResponse(c, 503, "Database unreachable", { "retry-after": String(RETRY_AFTER_SECONDS) });
     }
   });
 }

@@ -1,95 +1,156 @@
-// GET, POST and DELETE /kv/{bucket}/{key}: 1 credit each (spec 4.1, CONTRACT section 5).
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+// The key-value routes, 1 credit each (spec 4.1, CONTRACT section 5, issue 15): read, write and
+// delete a key, conditional writes (ETag, If-Match, If-None-Match), atomic increments, and listing
+// a bucket's keys.
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
 import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
-import { BILLING_NOTE, ERROR_RESPONSES, serve, textOk, textResponse, TokenHeader } from "../openapi.ts";
+import {
+  BILLING_NOTE,
+  ERROR_RESPONSES,
+  jsonOk,
+  serve,
+  textOk,
+  textResponse,
+  TokenHeader,
+} from "../openapi.ts";
 import { parseWith } from "../validation.ts";
 import { read } from "../../ledger/reads.ts";
-import { kvEntryRead } from "../../../projections/kv.ts";
-import { deleteValue, MAX_TTL_SECONDS, readValue, writeValue } from "../../kv/commands.ts";
+import { kvBucketChangesRead, kvEntryRead, kvPageRead } from "../../../projections/kv.ts";
+import { deleteValue, incrementValue, MAX_TTL_SECONDS, readValue, writeValue } from "../../kv/commands.ts";
+import { decodeCursor, listKeys, MAX_LIST_LIMIT } from "../../kv/listing.ts";
+import { parseEtagCondition, type Preconditions } from "../../kv/preconditions.ts";
 import { readTextBody } from "../body.ts";
 import { strictRoutePath } from "../strict_path.ts";
-import { hasAtMostCodePoints } from "../../code_points.ts";
 import { kvKeyAccess } from "../key_access.ts";
+import {
+  EntryEtagHeader,
+  KvBucketPath,
+  KvConditionHeaders,
+  KvIncrQuery,
+  KvListAnswer,
+  KvListQuery,
+  KvPath,
+  KvValue,
+  KvWriteQuery,
+} from "./kv_schemas.ts";
 
-export { MAX_TTL_SECONDS };
-const MAX_VALUE_CHARS = 1000;
+export { KvPath, KvValue, KvWriteQuery, MAX_TTL_SECONDS };
 const MAX_VALUE_BYTES = 4 * 1024;
-/** Open to scoped keys: `read` keys GET, `write` keys also POST and DELETE, in their buckets. */
+/** Open to scoped keys: `read` keys GET and list, `write` keys also POST, DELETE and incr, in their buckets. */
 export const KV: RouteBilling = { price: 1, endpoint: "kv", keys: kvKeyAccess };
-
-function kvName(field: string) {
-  return z.string()
-    .min(1, "must be 1 to 30 characters")
-    .refine((s) => hasAtMostCodePoints(s, 30), "must be 1 to 30 characters")
-    // deno-lint-ignore no-control-regex
-    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), "must not contain control characters")
-    .refine((s) => !s.includes("/"), 'must not contain "/"')
-    .openapi({ param: { name: field, in: "path" }, example: field === "bucket" ? "default" : "greeting" });
-}
-
-export const KvPath = z.object({
-  bucket: kvName("bucket")
-    .refine((s) => !s.startsWith("reserved-"), 'must not start with "reserved-"')
-    .refine((s) => !s.endsWith("---"), 'must not end with "---"'),
-  key: kvName("key"),
-});
-
-export const KvWriteQuery = z.object({
-  ttl: z.string()
-    .regex(/^\d+$/, `must be an integer from 0 to ${MAX_TTL_SECONDS}`)
-    .refine((s) => Number(s) <= MAX_TTL_SECONDS, `must be an integer from 0 to ${MAX_TTL_SECONDS}`)
-    .optional()
-    .openapi({ description: "Seconds to live; 0 or absent means the maximum, 30 days", example: "3600" }),
-});
-
-export const KvValue = z.string()
-  .refine((s) => hasAtMostCodePoints(s, MAX_VALUE_CHARS), `must be at most ${MAX_VALUE_CHARS} characters`)
-  .openapi({ description: "Any text, at most 1000 characters" });
-
-const request = { params: KvPath, headers: TokenHeader };
+const notFound = { 404: textResponse("`Key Not Found`") };
+const preconditionFailed = {
+  412: textResponse(
+    "`Precondition Failed: ...`: If-Match or If-None-Match does not hold; charged, nothing changes",
+  ),
+};
 
 const getKv = createRoute({
   method: "get",
   path: "/kv/{bucket}/{key}",
   summary: "Read a value",
-  description: BILLING_NOTE,
+  description: `${BILLING_NOTE} The answer carries the entry's ETag.`,
   middleware: [requireWallet, billing(KV), strictRoutePath] as const,
-  request,
-  responses: { ...textOk("The stored value"), ...ERROR_RESPONSES, 404: textResponse("`Key Not Found`") },
+  request: { params: KvPath, headers: TokenHeader },
+  responses: {
+    200: { ...textOk("The stored value")[200], headers: EntryEtagHeader },
+    ...ERROR_RESPONSES,
+    ...notFound,
+  },
 });
 
 const postKv = createRoute({
   method: "post",
   path: "/kv/{bucket}/{key}",
   summary: "Write a value",
-  description: BILLING_NOTE,
+  description: `${BILLING_NOTE} With If-Match or If-None-Match the write is conditional.`,
   middleware: [requireWallet, billing(KV), strictRoutePath] as const,
   request: {
-    ...request,
+    params: KvPath,
+    headers: KvConditionHeaders,
     query: KvWriteQuery,
     body: { content: { "text/plain": { schema: KvValue } } },
   },
-  responses: { ...textOk("`OK`"), ...ERROR_RESPONSES },
+  responses: { ...textOk("`OK`"), ...ERROR_RESPONSES, ...preconditionFailed },
 });
 
 const deleteKv = createRoute({
   method: "delete",
   path: "/kv/{bucket}/{key}",
   summary: "Delete a value",
-  description: BILLING_NOTE,
+  description: `${BILLING_NOTE} With If-Match the delete is conditional.`,
   middleware: [requireWallet, billing(KV), strictRoutePath] as const,
-  request,
-  responses: { ...textOk("`OK`"), ...ERROR_RESPONSES, 404: textResponse("`Key Not Found`") },
+  request: { params: KvPath, headers: KvConditionHeaders },
+  responses: { ...textOk("`OK`"), ...ERROR_RESPONSES, ...notFound, ...preconditionFailed },
 });
 
-export function kvRoutes(app: OpenAPIHono<AppEnv>) {
-  const entryOf = (c: Context<AppEnv>, bucket: string, key: string) => ({
-    entry: read(kvEntryRead, { walletId: c.get("walletId")!, bucket, key }),
-  });
+const incrKv = createRoute({
+  method: "post",
+  path: "/kv/{bucket}/{key}/incr",
+  summary: "Add to an integer value, atomically",
+  description: `${BILLING_NOTE} A missing key counts as 0 and gets \`ttl\` (default 30 days); an existing ` +
+    "key keeps its expiry. Concurrent increments never lose one.",
+  middleware: [requireWallet, billing(KV), strictRoutePath] as const,
+  request: { params: KvPath, headers: KvConditionHeaders, query: KvIncrQuery },
+  responses: {
+    ...textOk("The new value, e.g. `42`"),
+    ...ERROR_RESPONSES,
+    409: textResponse("The value is not an integer, or the result is outside ±(2^53 − 1); nothing changes"),
+    ...preconditionFailed,
+  },
+});
 
+const listKv = createRoute({
+  method: "get",
+  path: "/kv/{bucket}",
+  summary: "List a bucket's live keys, in key order",
+  description: `${BILLING_NOTE} One page per call, at most \`limit\` keys; follow \`nextCursor\`.`,
+  middleware: [requireWallet, billing(KV), strictRoutePath] as const,
+  request: { params: KvBucketPath, headers: TokenHeader, query: KvListQuery },
+  responses: { ...jsonOk("A page of keys", KvListAnswer), ...ERROR_RESPONSES },
+});
+
+function preconditionsOf(
+  headers: { "if-match"?: string; "if-none-match"?: string },
+): Preconditions | undefined {
+  const ifMatch = headers["if-match"];
+  const ifNoneMatch = headers["if-none-match"];
+  if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
+  return {
+    ...(ifMatch === undefined ? {} : { ifMatch: parseEtagCondition(ifMatch) }),
+    ...(ifNoneMatch === undefined ? {} : { ifNoneMatch: parseEtagCondition(ifNoneMatch) }),
+  };
+}
+
+const entryOf = (c: Context<AppEnv>, bucket: string, key: string) => ({
+  entry: read(kvEntryRead, { walletId: c.get("walletId")!, bucket, key }),
+});
+
+/** A page of the bucket as the wallet's lock sees it, with the batch's earlier writes laid over it. */
+function serveListing(app: OpenAPIHono<AppEnv>) {
+  serve(app, listKv, (c) => {
+    const { bucket } = c.req.valid("param");
+    const { prefix = "", limit, cursor } = c.req.valid("query");
+    const resume = cursor === undefined ? { after: undefined } : decodeCursor(cursor, bucket, prefix);
+    if ("phrase" in resume) return billedFailure(c, 400, resume.phrase);
+    const listing = { bucket, prefix, after: resume.after, limit: Number(limit ?? MAX_LIST_LIMIT) };
+    const walletId = c.get("walletId")!;
+    const reads = {
+      page: read(kvPageRead, { walletId, ...listing }),
+      changes: read(kvBucketChangesRead, { walletId, bucket }),
+    };
+    return billed(c, {
+      reads,
+      decide: ({ reads, now }) => listKeys(listing, reads.page, reads.changes, now),
+    });
+  });
+}
+
+export function kvRoutes(app: OpenAPIHono<AppEnv>) {
+  // Hono tries routes in the order they are added: every declared route before the catch-all.
+  serveListing(app);
   serve(app, getKv, (c) => {
     const { bucket, key } = c.req.valid("param");
     return billed(c, { reads: entryOf(c, bucket, key), decide: ({ reads }) => readValue(reads.entry) });
@@ -98,15 +159,36 @@ export function kvRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, postKv, async (c) => {
     const { bucket, key } = c.req.valid("param");
     const { ttl } = c.req.valid("query");
+    const conditions = preconditionsOf(c.req.valid("header"));
     const value = parseWith(KvValue, await readTextBody(c, MAX_VALUE_BYTES, "value"), "value");
     if (!value.ok) return billedFailure(c, 400, value.phrase);
     const write = { bucket, key, value: value.value, ttlSeconds: Number(ttl ?? 0) };
-    return billed(c, { decide: ({ now }) => writeValue(write, now) });
+    // The entry is read only for a conditional write: a plain write needs no read.
+    if (!conditions) return billed(c, { decide: ({ now }) => writeValue(write, now) });
+    return billed(c, {
+      reads: entryOf(c, bucket, key),
+      decide: ({ reads, now }) => writeValue(write, now, reads.entry, conditions),
+    });
   });
 
   serve(app, deleteKv, (c) => {
     const { bucket, key } = c.req.valid("param");
-    return billed(c, { reads: entryOf(c, bucket, key), decide: ({ reads }) => deleteValue(reads.entry) });
+    const conditions = preconditionsOf(c.req.valid("header")) ?? {};
+    return billed(c, {
+      reads: entryOf(c, bucket, key),
+      decide: ({ reads }) => deleteValue(reads.entry, conditions),
+    });
+  });
+
+  serve(app, incrKv, (c) => {
+    const { bucket, key } = c.req.valid("param");
+    const { by, ttl } = c.req.valid("query");
+    const conditions = preconditionsOf(c.req.valid("header")) ?? {};
+    const increment = { bucket, key, by: Number(by ?? 1), ttlSeconds: Number(ttl ?? 0) };
+    return billed(c, {
+      reads: entryOf(c, bucket, key),
+      decide: ({ reads, now }) => incrementValue(increment, reads.entry, now, conditions),
+    });
   });
 
   // Paths with the wrong number of segments (an empty name, or a "/" in the key) are bad input,
@@ -117,14 +199,17 @@ export function kvRoutes(app: OpenAPIHono<AppEnv>) {
     requireWallet,
     billing(KV),
     strictRoutePath,
-    (c) => billedFailure(c, 400, shapeProblem(c.req.path)),
+    (c) => billedFailure(c, 400, shapeProblem(c.req.method, c.req.path)),
   );
 }
 
-/** Why a /kv/... path that missed the route is bad, in the words of the field rules. */
-export function shapeProblem(path: string): string {
+/** Why a /kv/... request that missed the routes is bad, in the words of the field rules. */
+export function shapeProblem(method: string, path: string): string {
   const parts = path.slice("/kv/".length).split("/");
   if (parts[0] === "") return "Invalid bucket: must be 1 to 30 characters";
   if (parts.length < 2 || parts[1] === "") return "Invalid key: must be 1 to 30 characters";
+  if (parts.length === 3 && parts[2] === "incr" && method !== "POST") {
+    return `Invalid method ${method}: /kv/{bucket}/{key}/incr takes POST`;
+  }
   return 'Invalid key: must not contain "/"';
 }

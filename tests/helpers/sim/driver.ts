@@ -5,6 +5,8 @@
 import assert from "node:assert/strict";
 import type { InProcessService } from "../in_process.ts";
 import { type Billed, gridAfter, ModelWallet, random } from "./model.ts";
+import type { Answer } from "./kv_ops.ts";
+import { compareBilled, kvStep, mixedBurstStep, readModifyWriteStep } from "./kv_steps.ts";
 import { sha256Hex } from "../../../src/ids.ts";
 import { signStripePayload } from "../../../src/payments/stripe_signature.ts";
 import { acceptMessage } from "../../../src/email/accept.ts";
@@ -14,15 +16,13 @@ import { TEST_PAYMENT_SECRET } from "../credits.ts";
 import { keyStep } from "./key_steps.ts";
 
 export const MAIL_DOMAIN = "mail.test";
-const KEYS = ["a", "b", "c"];
 const WEBHOOK_IDS = ["w1", "w2", "w3"];
-const TTLS = [0, 3600, 7200];
 // Moves of the clock: odd seconds keep every planned run and expiry away from the instant of a step.
 const CLOCK_MOVES = [0, 1807_000, 3607_000, 7207_000, 25 * 3600_000 + 7000];
 const TWO_YEARS_AND_A_DAY = (2 * 366 + 1) * 24 * 3600_000;
 
 type Rng = ReturnType<typeof random>;
-type Step = (wallet: ModelWallet) => Promise<string>;
+export type Step = (wallet: ModelWallet) => Promise<string>;
 
 export class Simulation {
   readonly wallets: ModelWallet[] = [];
@@ -59,47 +59,20 @@ export class Simulation {
   }
 
   /** Compares a billed HTTP answer with the model's. */
-  async expectBilled(
-    what: string,
-    answer: Promise<Awaited<ReturnType<InProcessService["request"]>>>,
-    model: Billed,
-  ) {
+  async expectBilled(what: string, answer: Promise<Answer>, model: Billed) {
     const res = await answer;
-    const cost = res.headers.get("x-cost");
-    const balance = res.headers.get("x-balance");
-    const seen = {
-      status: res.status,
-      ...(cost === null ? {} : { cost: Number(cost) }),
-      ...(balance === null ? {} : { balance: Number(balance) }),
-      ...(model.body !== undefined ? { body: res.text } : {}),
-    };
-    assert.deepEqual(seen, model, `${what}: ${res.text}`);
+    compareBilled(what, res, model);
     return res;
   }
 
+  send(w: ModelWallet, op: { method: string; path: string; headers: Record<string, string>; body?: string }) {
+    return this.svc.request(op.method, op.path, { token: w.token, headers: op.headers, body: op.body });
+  }
+
+  /** A KV call alone, a read-modify-write with If-Match, or a burst of several at once. */
   kvStep(): Step {
-    const rng = this.rng;
-    const key = rng.pick(KEYS);
-    return async (w) => {
-      const path = `/kv/b/${key}`;
-      const kind = rng.int(3);
-      if (kind === 0) {
-        const ttl = rng.pick(TTLS);
-        const invalid = rng.chance(0.1);
-        const value = invalid ? "x".repeat(1001) : `v${rng.int(1000)}`;
-        const model = w.kvWrite(`b/${key}`, value, ttl, this.now(), invalid);
-        await this.expectBilled(
-          `POST ${path}`,
-          this.svc.request("POST", `${path}?ttl=${ttl}`, { token: w.token, body: value }),
-          model,
-        );
-        return `POST ${path} ttl=${ttl}${invalid ? " (too long)" : ""}`;
-      }
-      const method = kind === 1 ? "GET" : "DELETE";
-      const model = kind === 1 ? w.kvRead(`b/${key}`, this.now()) : w.kvDelete(`b/${key}`, this.now());
-      await this.expectBilled(`${method} ${path}`, this.svc.request(method, path, { token: w.token }), model);
-      return `${method} ${path}`;
-    };
+    const roll = this.rng.next();
+    return roll < 0.2 ? mixedBurstStep(this) : roll < 0.35 ? readModifyWriteStep(this) : kvStep(this);
   }
 
   /** Several writes of one wallet at once: they share ledger batches in an order no one chooses. */

@@ -33,10 +33,43 @@ export interface ModelWebhook {
   nextRun?: number;
 }
 
+/** A KV entry; `etag` is the ETag the service answered for this version, once a read saw it. */
+export interface ModelEntry {
+  value: string;
+  expiresAt: number;
+  etag?: string;
+}
+
+/** Conditional-request headers as sent: one ETag or `*`. */
+export interface KvConditions {
+  ifMatch?: string;
+  ifNoneMatch?: string;
+}
+
+/** What a listing page must hold: its keys, and whether keys remain after them. */
+export interface ModelPage {
+  keys: { key: string; expiresAt: string; size: number }[];
+  more: boolean;
+}
+
+const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
+const DEFAULT_TTL_MS = 2_592_000_000;
+
+/** Code-point order: what the CONTRACT calls key order. */
+export function keyOrder(a: string, b: string): number {
+  const x = [...a].map((c) => c.codePointAt(0)!);
+  const y = [...b].map((c) => c.codePointAt(0)!);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length;
+}
+
 export class ModelWallet {
   balance = 100;
   deactivated = false;
-  readonly kv = new Map<string, { value: string; expiresAt: number }>();
+  /** Entries by "bucket/key". */
+  readonly kv = new Map<string, ModelEntry>();
+  /** Every ETag a read answered, by "bucket/key": a new version's ETag is never one of them. */
+  readonly etagsSeen = new Map<string, Set<string>>();
   readonly webhooks = new Map<string, ModelWebhook>();
   readonly payments = new Set<string>();
   readonly keys: ModelKey[] = [];
@@ -55,14 +88,38 @@ export class ModelWallet {
     return { ...outcome(true), cost: price, balance: this.balance };
   }
 
-  liveValue(key: string, now: number): string | undefined {
+  live(key: string, now: number): ModelEntry | undefined {
     const entry = this.kv.get(key);
-    return entry && entry.expiresAt > now ? entry.value : undefined;
+    return entry && entry.expiresAt > now ? entry : undefined;
   }
 
-  kvWrite(key: string, value: string, ttlSeconds: number, now: number, invalid: boolean): Billed {
+  liveValue(key: string, now: number): string | undefined {
+    return this.live(key, now)?.value;
+  }
+
+  /** If-Match holds on a live entry whose ETag is the one sent (or `*`); If-None-Match: * on none. */
+  preconditionFails(key: string, conditions: KvConditions, now: number): boolean {
+    const entry = this.live(key, now);
+    if (
+      conditions.ifMatch !== undefined &&
+      (!entry || (conditions.ifMatch !== "*" && conditions.ifMatch !== entry.etag))
+    ) {
+      return true;
+    }
+    return conditions.ifNoneMatch === "*" && entry !== undefined;
+  }
+
+  kvWrite(
+    key: string,
+    value: string,
+    ttlSeconds: number,
+    now: number,
+    invalid: boolean,
+    conditions: KvConditions = {},
+  ): Billed {
     return this.bill(KV_PRICE, () => {
       if (invalid) return { status: 400 };
+      if (this.preconditionFails(key, conditions, now)) return { status: 412 };
       const seconds = ttlSeconds === 0 ? 2_592_000 : ttlSeconds;
       this.kv.set(key, { value, expiresAt: now + seconds * 1000 });
       return { status: 200, body: "OK" };
@@ -76,8 +133,22 @@ export class ModelWallet {
     });
   }
 
-  kvDelete(key: string, now: number): Billed {
+  /** Takes the ETag a read answered: the known one again, or a fresh one after a write. */
+  observeEtag(key: string, etag: string | null): string | undefined {
+    const entry = this.kv.get(key)!;
+    const seen = this.etagsSeen.get(key) ?? new Set();
+    this.etagsSeen.set(key, seen);
+    if (etag === null) return "no ETag";
+    if (entry.etag !== undefined) return etag === entry.etag ? undefined : `ETag ${etag}, not ${entry.etag}`;
+    if (seen.has(etag)) return `ETag ${etag} came back after a write`;
+    entry.etag = etag;
+    seen.add(etag);
+    return undefined;
+  }
+
+  kvDelete(key: string, now: number, conditions: KvConditions = {}): Billed {
     return this.bill(KV_PRICE, () => {
+      if (this.preconditionFails(key, conditions, now)) return { status: 412 };
       if (this.liveValue(key, now) === undefined) return { status: 404, body: "Key Not Found" };
       this.kv.delete(key);
       return { status: 200, body: "OK" };
@@ -100,6 +171,42 @@ export class ModelWallet {
     key.spent += KV_PRICE;
     if (forbidden) return this.bill(KV_PRICE, () => ({ status: 403 }));
     return call();
+  }
+
+  /** A missing key counts as 0 and gets the ttl; an existing one keeps its expiry. */
+  kvIncr(key: string, by: number, ttlSeconds: number, now: number): Billed {
+    return this.bill(KV_PRICE, () => {
+      const entry = this.live(key, now);
+      const text = entry?.value ?? "0";
+      const current = /^-?\d{1,16}$/.test(text) ? Number(text) : NaN;
+      const value = current + by;
+      if (!Number.isSafeInteger(current) || Math.abs(value) > MAX_COUNTER) return { status: 409 };
+      const seconds = ttlSeconds === 0 ? DEFAULT_TTL_MS / 1000 : ttlSeconds;
+      this.kv.set(key, { value: String(value + 0), expiresAt: entry?.expiresAt ?? now + seconds * 1000 });
+      return { status: 200, body: String(value + 0) };
+    });
+  }
+
+  /** A page of a bucket's live keys that start with `prefix`, after `after`, in key order. */
+  kvList(bucket: string, prefix: string, after: string | undefined, limit: number, now: number) {
+    let page: ModelPage | undefined;
+    const billed = this.bill(KV_PRICE, () => {
+      const keys = [...this.kv.keys()]
+        .filter((k) => k.startsWith(`${bucket}/${prefix}`) && this.live(k, now))
+        .map((k) => k.slice(bucket.length + 1))
+        .filter((k) => after === undefined || keyOrder(k, after) > 0)
+        .sort(keyOrder);
+      page = {
+        keys: keys.slice(0, limit).map((key) => {
+          const entry = this.kv.get(`${bucket}/${key}`)!;
+          const size = new TextEncoder().encode(entry.value).length;
+          return { key, expiresAt: new Date(entry.expiresAt).toISOString(), size };
+        }),
+        more: keys.length > limit,
+      };
+      return { status: 200 };
+    });
+    return { billed, page };
   }
 
   createWebhook(id: string, webhook: ModelWebhook): Billed {

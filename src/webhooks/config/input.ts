@@ -1,14 +1,11 @@
 // What a client may send to configure a webhook (CONTRACT section 6): one zod schema per request
-// shape (create, replace, patch), then the rules that span fields or need the configuration. Built
-// with the `z` of zod-openapi (zod plus `.openapi()`), so the same schemas document the API.
+// shape (create, replace, patch) and the rules of each field. The rules across fields are in
+// rules.ts. Built with the `z` of zod-openapi (zod plus `.openapi()`), so the same schemas document
+// the API.
 import { z } from "@hono/zod-openapi";
-import { EMAIL_FORMATS, type EmailFormat } from "./payloads.ts";
-import { PAGERDUTY_SEVERITIES } from "./formats/pagerduty.ts";
-import { validateTemplate } from "./formats/custom_template.ts";
-import { checkWebhookUrl } from "./url_safety.ts";
-import { HEADER_NAME, HEADER_VALUE, RESERVED_HEADERS } from "./headers.ts";
-import { validateSchedule } from "../schedules/cron.ts";
-import { hasAtMostCodePoints } from "../code_points.ts";
+import { EMAIL_FORMATS } from "../payloads.ts";
+import { HEADER_NAME, HEADER_VALUE, RESERVED_HEADERS } from "../headers.ts";
+import { hasAtMostCodePoints } from "../../code_points.ts";
 
 export const MAX_WEBHOOKS_PER_WALLET = 100;
 export const MAX_HEADERS = 20;
@@ -146,81 +143,10 @@ export type CreateWebhookInput = z.infer<typeof CreateWebhookInput>;
 export type ReplaceWebhookInput = z.infer<typeof ReplaceWebhookInput>;
 export type PatchWebhookInput = z.infer<typeof PatchWebhookInput>;
 
-/** A webhook's settings in one of its two modes, as every request shape resolves to. */
-export interface WebhookSettings {
-  url: string;
-  headers: Record<string, string>;
-  mailbox?: {
-    format?: EmailFormat;
-    template?: Record<string, unknown>;
-    options: Record<string, string>;
-    includeAttachments: boolean;
-  };
-  schedule?: { cron: string; timezone: string; active: boolean };
-}
-
+/** The fields only a mailbox webhook has; with `schedule` they are refused. */
 export const MAILBOX_FIELDS = ["format", "template", "options", "includeAttachments"] as const;
 
 /** The first mailbox-only field present in `input`, if any. */
 export function mailboxFieldIn(input: Record<string, unknown>): string | undefined {
   return MAILBOX_FIELDS.find((field) => input[field] !== undefined);
-}
-
-/** Settings from a create or replace body; the 400 phrase when mailbox fields come with a schedule. */
-export function settingsFromInput(input: ReplaceWebhookInput): WebhookSettings | string {
-  const headers = input.headers ?? {};
-  if (input.schedule) {
-    const field = mailboxFieldIn(input);
-    if (field) return `Invalid ${field}: not allowed with schedule`;
-    const { cron, timezone, active = true } = input.schedule;
-    return { url: input.url, headers, schedule: { cron, timezone, active } };
-  }
-  return {
-    url: input.url,
-    headers,
-    mailbox: {
-      ...(input.format ? { format: input.format } : {}),
-      ...(input.template !== undefined ? { template: input.template as Record<string, unknown> } : {}),
-      options: input.options ?? {},
-      includeAttachments: input.includeAttachments ?? true,
-    },
-  };
-}
-
-export interface CheckOptions {
-  allowPrivate: boolean;
-  now: Date;
-}
-
-/** The rules that need whole settings: URL safety, format requirements, the schedule's meaning. */
-export function checkSettings(settings: WebhookSettings, options: CheckOptions): string | null {
-  const urlProblem = checkWebhookUrl(settings.url, { allowPrivate: options.allowPrivate });
-  if (urlProblem) return urlProblem;
-  if (settings.schedule) {
-    const { cron, timezone } = settings.schedule;
-    return validateSchedule(cron, timezone, options.now);
-  }
-  return checkMailbox(settings.mailbox!);
-}
-
-export function checkMailbox(mailbox: NonNullable<WebhookSettings["mailbox"]>): string | null {
-  const { format, template, options } = mailbox;
-  if (format === "custom") {
-    if (template === undefined) return 'Invalid template: required for format "custom"';
-    const problem = validateTemplate(template);
-    if (problem) return problem;
-  } else if (template !== undefined) {
-    return 'Invalid template: only allowed with format "custom"';
-  }
-  if (format === "telegram" && !options.chat_id) {
-    return 'Invalid options.chat_id: required for format "telegram"';
-  }
-  if (format === "pagerduty") {
-    if (!options.routing_key) return 'Invalid options.routing_key: required for format "pagerduty"';
-    const severity = options.severity;
-    if (severity !== undefined && !(PAGERDUTY_SEVERITIES as readonly string[]).includes(severity)) {
-      return `Invalid options.severity "${severity}": must be one of ${PAGERDUTY_SEVERITIES.join(", ")}`;
-    }
-  }
-  return null;
 }

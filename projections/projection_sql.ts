@@ -1,0 +1,103 @@
+// Set-based SQL for any read model, built once per table from its columns and the catalog's types:
+// a batch's rows travel as one jsonb parameter, so a ledger transaction writes each model in one
+// statement whatever the number of calls. Keys are looked up one by one through the primary key
+// (a lateral join), never by a plan that guesses the size of the list.
+import type { Queryable } from "../src/db/connect.ts";
+import type { Projection } from "./projection.ts";
+
+type Row = Record<string, unknown>;
+
+interface Statements {
+  insert: string;
+  upsert: string;
+  deleteKeys: string;
+  loadKeys: string;
+  deleteWallets: string;
+}
+
+const cache = new Map<string, Promise<Statements>>();
+
+async function columnTypes(sql: Queryable, table: string): Promise<Map<string, string>> {
+  const rows = await sql<{ name: string; type: string }[]>`
+    select attname::text as name, format_type(atttypid, atttypmod) as type from pg_attribute
+    where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`;
+  return new Map(rows.map((r) => [r.name, r.type]));
+}
+
+function build(projection: Projection<any>, types: Map<string, string>): Statements {
+  const { table, columns, keyColumns } = projection;
+  const typed = (cols: readonly string[]) =>
+    cols.map((c) => {
+      const type = types.get(c);
+      if (!type) throw new Error(`Table "${table}" has no column "${c}"`);
+      return `"${c}" ${type}`;
+    }).join(", ");
+  const list = columns.map((c) => `"${c}"`).join(", ");
+  const keyList = keyColumns.map((c) => `"${c}"`).join(", ");
+  const updates = columns.filter((c) => !keyColumns.includes(c)).map((c) => `"${c}" = excluded."${c}"`);
+  const matches = keyColumns.map((c) => `e."${c}" = x."${c}"`).join(" and ");
+  const insert = `insert into ${table} (${list}) select ${list} from jsonb_to_recordset($1) as x(${
+    typed(columns)
+  })`;
+  return {
+    insert,
+    upsert: `${insert} on conflict (${keyList}) do ${
+      updates.length ? `update set ${updates.join(", ")}` : "nothing"
+    }`,
+    deleteKeys: `delete from ${table} where ctid = any(array(
+      select e.ctid from jsonb_to_recordset($1) as x(${typed(keyColumns)})
+      cross join lateral (select ctid from ${table} e where ${matches}) e))`,
+    loadKeys: `select e.* from jsonb_to_recordset($1) as x(${typed(keyColumns)})
+      cross join lateral (select * from ${table} e where ${matches}) e`,
+    deleteWallets: `delete from ${table} where wallet_id = any($1::text[])`,
+  };
+}
+
+function statements(sql: Queryable, projection: Projection<any>): Promise<Statements> {
+  let found = cache.get(projection.table);
+  if (!found) {
+    found = columnTypes(sql, projection.table).then((types) => build(projection, types));
+    found.catch(() => cache.delete(projection.table));
+    cache.set(projection.table, found);
+  }
+  return found;
+}
+
+/** Readies the statements of every model (once per process; the first batch would wait otherwise). */
+export async function prepareProjectionSql(sql: Queryable, projections: Projection<any>[]): Promise<void> {
+  await Promise.all(projections.map((p) => statements(sql, p)));
+}
+
+async function run(sql: Queryable, text: string, value: unknown): Promise<Row[]> {
+  return await sql.unsafe(text, [value as never], { prepare: true }) as unknown as Row[];
+}
+
+/** The rows a model has for the given keys (rows carrying at least the key columns). */
+export async function loadRows(sql: Queryable, projection: Projection<any>, keys: object[]): Promise<Row[]> {
+  if (keys.length === 0) return [];
+  return await run(sql, (await statements(sql, projection)).loadKeys, sql.json(keys as never));
+}
+
+export interface RowChanges {
+  /** Wallets whose rows all leave first (a deactivated wallet). */
+  removedWallets: string[];
+  /** Rows that no longer exist, by their key columns. */
+  deleted: object[];
+  /** Rows as they now are: inserted, or updated in place. */
+  written: object[];
+}
+
+/** Applies a batch's changes to a model's table: wallet removals, then deletes, then writes. */
+export async function writeRows(sql: Queryable, projection: Projection<any>, changes: RowChanges) {
+  const { removedWallets, deleted, written } = changes;
+  if (removedWallets.length + deleted.length + written.length === 0) return;
+  const s = await statements(sql, projection);
+  const work: Promise<unknown>[] = [];
+  if (removedWallets.length) work.push(run(sql, s.deleteWallets, removedWallets));
+  if (deleted.length) work.push(run(sql, s.deleteKeys, sql.json(deleted as never)));
+  if (written.length) {
+    work.push(run(sql, projection.insertOnly ? s.insert : s.upsert, sql.json(written as never)));
+  }
+  // Sent together, executed in order.
+  await Promise.all(work);
+}

@@ -1,0 +1,118 @@
+// The zod schemas of the key-value routes: path, query and header rules (CONTRACT section 5, issue
+// 15). They validate the requests and are what /openapi.json says of them.
+import { z } from "@hono/zod-openapi";
+import { TokenHeader } from "../openapi.ts";
+import { hasAtMostCodePoints } from "../../code_points.ts";
+import { MAX_COUNTER, MAX_TTL_SECONDS } from "../../kv/commands.ts";
+import { MAX_LIST_LIMIT } from "../../kv/listing.ts";
+import { ETAG_CONDITION, ETAG_CONDITION_RULE } from "../../kv/preconditions.ts";
+
+export const MAX_NAME_CHARS = 30;
+export const MAX_VALUE_CHARS = 1000;
+const MAX_CURSOR_CHARS = 1024;
+
+// deno-lint-ignore no-control-regex
+const hasControl = (s: string) => /[\u0000-\u001f\u007f]/.test(s);
+
+function kvName(field: string) {
+  return z.string()
+    .min(1, `must be 1 to ${MAX_NAME_CHARS} characters`)
+    .refine((s) => hasAtMostCodePoints(s, MAX_NAME_CHARS), `must be 1 to ${MAX_NAME_CHARS} characters`)
+    .refine((s) => !hasControl(s), "must not contain control characters")
+    .refine((s) => !s.includes("/"), 'must not contain "/"')
+    .openapi({ param: { name: field, in: "path" }, example: field === "bucket" ? "default" : "greeting" });
+}
+
+const bucket = kvName("bucket")
+  .refine((s) => !s.startsWith("reserved-"), 'must not start with "reserved-"')
+  .refine((s) => !s.endsWith("---"), 'must not end with "---"');
+
+export const KvBucketPath = z.object({ bucket });
+export const KvPath = z.object({ bucket, key: kvName("key") });
+
+const ttl = z.string()
+  .regex(/^\d+$/, `must be an integer from 0 to ${MAX_TTL_SECONDS}`)
+  .refine((s) => Number(s) <= MAX_TTL_SECONDS, `must be an integer from 0 to ${MAX_TTL_SECONDS}`)
+  .optional();
+
+export const KvWriteQuery = z.object({
+  ttl: ttl.openapi({
+    description: "Seconds to live; 0 or absent means the maximum, 30 days",
+    example: "3600",
+  }),
+});
+
+export const KvValue = z.string()
+  .refine((s) => hasAtMostCodePoints(s, MAX_VALUE_CHARS), `must be at most ${MAX_VALUE_CHARS} characters`)
+  .openapi({ description: `Any text, at most ${MAX_VALUE_CHARS} characters` });
+
+const counterRule = `must be an integer from -${MAX_COUNTER} to ${MAX_COUNTER}`;
+
+export const KvIncrQuery = z.object({
+  by: z.string()
+    .regex(/^-?\d{1,16}$/, counterRule)
+    .refine((s) => Number.isSafeInteger(Number(s)), counterRule)
+    .optional()
+    .openapi({ description: "What to add, may be negative; default 1", example: "5" }),
+  ttl: ttl.openapi({
+    description: "Seconds to live of a key the increment creates (an existing key keeps its expiry); " +
+      "0 or absent means the maximum, 30 days",
+    example: "3600",
+  }),
+});
+
+const limitRule = `must be an integer from 1 to ${MAX_LIST_LIMIT}`;
+
+export const KvListQuery = z.object({
+  prefix: z.string()
+    .refine((s) => hasAtMostCodePoints(s, MAX_NAME_CHARS), `must be at most ${MAX_NAME_CHARS} characters`)
+    .refine((s) => !hasControl(s), "must not contain control characters")
+    .refine((s) => !s.includes("/"), 'must not contain "/"')
+    .optional()
+    .openapi({ description: "Only keys that start with it; default all", example: "user:" }),
+  limit: z.string()
+    .regex(/^\d{1,3}$/, limitRule)
+    .refine((s) => Number(s) >= 1 && Number(s) <= MAX_LIST_LIMIT, limitRule)
+    .optional()
+    .openapi({ description: `Most keys in the answer, 1 to ${MAX_LIST_LIMIT}; default ${MAX_LIST_LIMIT}` }),
+  cursor: z.string()
+    .max(MAX_CURSOR_CHARS, "must be a nextCursor of a listing of the same bucket and prefix")
+    .optional()
+    .openapi({ description: "The `nextCursor` of the previous page, as it was answered (opaque)" }),
+});
+
+export const KvListAnswer = z.object({
+  keys: z.array(z.object({
+    key: z.string(),
+    expiresAt: z.string().openapi({ format: "date-time" }),
+    size: z.number().int().openapi({ description: "Bytes of the value in UTF-8" }),
+  })).openapi({ description: "Live keys in code-point (UTF-8 byte) order; expired keys never appear" }),
+  nextCursor: z.string().nullable().openapi({
+    description: "Pass it as `cursor` for the next page; null when the listing is complete. " +
+      "A page may hold fewer keys than `limit` and still have a next one",
+  }),
+});
+
+const etagCondition = (description: string) =>
+  z.string().regex(ETAG_CONDITION, ETAG_CONDITION_RULE).optional().openapi({ description });
+
+/** The conditional-request headers a KV write honours (RFC 9110 section 13). */
+export const KvConditionHeaders = TokenHeader.extend({
+  "if-match": etagCondition(
+    "Apply only if the entry exists and its ETag is one of these (`*`: any ETag); otherwise 412, charged, " +
+      "nothing changes",
+  ),
+  "if-none-match": etagCondition(
+    "`*`: apply only if the key is missing (create, never overwrite); a list of ETags: only if the entry's " +
+      "ETag is none of them; otherwise 412, charged, nothing changes",
+  ),
+});
+
+/** The ETag header of a read: the entry's version, which changes on every write of the key. */
+export const EntryEtagHeader = z.object({
+  etag: z.string().openapi({
+    description:
+      'The entry\'s version as a strong ETag, e.g. `"42"`; it changes on every write of the key. ' +
+      "Send it back as If-Match to write only if nobody wrote in between",
+  }),
+});

@@ -1,0 +1,149 @@
+// The bench's verdict: the honest ratios (median of the paired rounds and each round), the
+// hot-wallet line, latency, CPU per call, the offline figures, and all of it as one JSON line.
+import type { LoadFigures, Round } from "./service_load.ts";
+import type { SweepPoint, TaskRun } from "./offline.ts";
+import type { RunResult } from "./load.ts";
+
+export interface BenchFigures {
+  machine: string;
+  seconds: number;
+  rounds: number;
+  wallets: number;
+  profile: boolean;
+  load?: LoadFigures;
+  ledger?: { events: number; audit: TaskRun; replay: TaskRun };
+  sweep?: SweepPoint[];
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+const round = (n: number, digits = 0) => Math.round(n * 10 ** digits) / 10 ** digits;
+const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
+
+function sideOf(rounds: Round[], side: "get" | "post") {
+  const ceiling = side === "get" ? "getCeiling" : "postCeiling";
+  const ratios = rounds.map((r) => r[side].rate / r[ceiling].rate);
+  const runs = rounds.map((r) => r[side]);
+  return {
+    ratio: round(median(ratios), 2),
+    roundRatios: ratios.map((r) => round(r, 2)),
+    rps: round(median(runs.map((r) => r.rate))),
+    ceilingTps: round(median(rounds.map((r) => r[ceiling].rate))),
+    p50Ms: median(runs.map((r) => r.p50Ms ?? NaN)),
+    p99Ms: median(runs.map((r) => r.p99Ms ?? NaN)),
+    worstP99Ms: Math.max(...runs.map((r) => r.p99Ms ?? NaN)),
+    errors: runs.reduce((sum, r) => sum + r.errors, 0),
+    serviceCpuUs: round(median(runs.map((r) => r.serviceCpuUs ?? NaN))),
+    postgresCpuUs: round(median(runs.map((r) => r.postgresCpuUs))),
+    ceilingPostgresCpuUs: round(median(rounds.map((r) => r[ceiling].postgresCpuUs))),
+  };
+}
+
+function hotOf(hot: LoadFigures["hot"]) {
+  const rate = (r: RunResult) => round(r.rate);
+  return {
+    ceilingTps: rate(hot.ceiling),
+    getRps: rate(hot.get),
+    getRatio: round(hot.get.rate / hot.ceiling.rate, 2),
+    postRps: rate(hot.post),
+    postRatio: round(hot.post.rate / hot.ceiling.rate, 2),
+    getP99Ms: hot.get.p99Ms,
+    postP99Ms: hot.post.p99Ms,
+  };
+}
+
+type Json = Record<string, unknown>;
+
+function loadLines(load: LoadFigures, wallets: number, json: Json): string[] {
+  const lines: string[] = [];
+  for (const side of ["get", "post"] as const) {
+    const s = sideOf(load.rounds, side);
+    lines.push(
+      `${side.toUpperCase()} /kv on ${wallets} random wallets: ratio ${s.ratio} (median; rounds ` +
+        `${s.roundRatios.join(", ")}), ${fmt(s.rps)} req/s vs pgbench ${fmt(s.ceilingTps)} tps; ` +
+        `p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms (worst ${s.worstP99Ms} ms), ${s.errors} errors; CPU per call ` +
+        `service ${s.serviceCpuUs} µs, postgres ${s.postgresCpuUs} µs (pgbench: ${s.ceilingPostgresCpuUs} µs)`,
+    );
+    json[side] = s;
+  }
+  const h = hotOf(load.hot);
+  lines.push(
+    `second line, hot wallet (row-lock contention): pgbench ${fmt(h.ceilingTps)} tps on one wallet; ` +
+      `service GET ${fmt(h.getRps)} req/s (${h.getRatio}), POST ${fmt(h.postRps)} req/s (${h.postRatio})`,
+    `audit after the load: ${
+      load.auditClean ? "clean" : "MISMATCH"
+    }; service peak RSS ${load.servicePeakRssMb} MB`,
+  );
+  Object.assign(json, { hot: h, audit_clean: load.auditClean, service_peak_rss_mb: load.servicePeakRssMb });
+  if (load.profile) json.profile = load.profile;
+  return lines;
+}
+
+function ledgerLines(ledger: NonNullable<BenchFigures["ledger"]>, json: Json): string[] {
+  const { events, audit, replay } = ledger;
+  json.ledger = {
+    events,
+    audit_seconds: round(audit.seconds, 2),
+    audit_events_per_second: audit.eventsPerSecond,
+    audit_peak_rss_mb: audit.peakRssMb,
+    replay_seconds: round(replay.seconds, 2),
+    replay_events_per_second: replay.eventsPerSecond,
+    replay_peak_rss_mb: replay.peakRssMb,
+    clean: audit.clean && replay.clean,
+  };
+  return [audit, replay].map((run) =>
+    `${run.task} over ${fmt(events)} events: ${round(run.seconds, 2)} s, ${
+      fmt(run.eventsPerSecond)
+    } events/s, ` +
+    `peak RSS ${run.peakRssMb} MB, ${run.clean ? "clean" : "DIFFERENCES"}`
+  );
+}
+
+function sweepLine(sweep: SweepPoint[], json: Json): string {
+  json.sweep = sweep.map((p) => ({
+    ...p,
+    seconds: round(p.seconds, 3),
+    rowDeleteSeconds: round(p.rowDeleteSeconds, 3),
+  }));
+  const points = sweep.map((p) =>
+    `${fmt(p.rows)} rows: ${round(p.seconds * 1000)} ms (${p.droppedPartitions} partition, ` +
+    `${fmt(p.droppedRows)} rows dropped; a row-by-row DELETE of ${fmt(p.rowDeleteRows)} rows: ` +
+    `${round(p.rowDeleteSeconds * 1000)} ms)`
+  );
+  return `call-log sweep: ${points.join("; ")}`;
+}
+
+/** The summary lines, then the JSON line. */
+export function summarize(figures: BenchFigures): string[] {
+  const { machine, seconds, rounds, wallets, profile } = figures;
+  const json: Json = { machine, seconds, rounds, wallets, profile };
+  const lines = ["", `== summary (${machine})`];
+  if (figures.load) lines.push(...loadLines(figures.load, wallets, json));
+  if (figures.ledger) lines.push(...ledgerLines(figures.ledger, json));
+  if (figures.sweep) lines.push(sweepLine(figures.sweep, json));
+  lines.push(JSON.stringify(json));
+  return lines;
+}
+
+/** The profile's top items: service functions by self time, statements by total time. */
+export function profileLines(profile: NonNullable<LoadFigures["profile"]>): string[] {
+  return [
+    "",
+    "== profile (the figures above ran under the profiler: slower than without it)",
+    "service CPU profile, top functions by self time:",
+    ...profile.functions.map((f) =>
+      `  ${String(f.percent).padStart(5)}% ${String(f.selfMs).padStart(7)} ms  ${f.name}`
+    ),
+    "pg_stat_statements, top statements by total time:",
+    ...profile.statements.map((s) =>
+      `  ${String(s.percent).padStart(5)}% ${String(s.totalMs).padStart(7)} ms ${
+        fmt(s.calls).padStart(9)
+      } calls ` +
+      `${String(s.meanMs).padStart(7)} ms/call  ${s.query}`
+    ),
+  ];
+}

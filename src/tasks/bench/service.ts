@@ -1,0 +1,120 @@
+// The service under load: started as `deno task serve` would run it (optionally under the CPU
+// profiler), and funded wallets created through its own API, as users would.
+import { signStripePayload } from "../../payments/stripe_signature.ts";
+import { BENCH_KEY_PATH, POST_VALUE_BYTES } from "./load.ts";
+import { freePort, sleep } from "./system.ts";
+
+const ROOT = new URL("../../../", import.meta.url).pathname;
+export const PAYMENT_SECRET = "bench-payment-secret";
+/** Requests in flight while funding wallets. */
+const FUNDING_CONCURRENCY = 32;
+const START_TIMEOUT_MS = 60_000;
+
+export interface RunningService {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export async function startService(
+  env: Record<string, string>,
+  options: { cpuProfileDir?: string } = {},
+): Promise<RunningService> {
+  const port = freePort();
+  const profile = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", ...profile, "src/main.ts"],
+    cwd: ROOT,
+    env: {
+      PORT: String(port),
+      HOSTNAME: "127.0.0.1",
+      SMTP_PORT: "0",
+      LOG_REQUESTS: "0",
+      // Funding creates many wallets from one machine: each asks as its own client address.
+      TRUST_PROXY: "1",
+      PAYMENT_WEBHOOK_SECRET: PAYMENT_SECRET,
+      ...env,
+    },
+    stdout: "null",
+    stderr: "inherit",
+  }).spawn();
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (true) {
+    try {
+      const res = await fetch(`${url}/healthz`);
+      await res.body?.cancel();
+      if (res.ok) break;
+    } catch { /* starting */ }
+    if (Date.now() > deadline) {
+      throw new Error(`The service did not answer /healthz within ${START_TIMEOUT_MS} ms`);
+    }
+    await sleep(100);
+  }
+  return {
+    url,
+    pid: child.pid,
+    async stop() {
+      child.kill("SIGTERM");
+      await child.status;
+    },
+  };
+}
+
+async function expectOk(res: Response, what: string): Promise<string> {
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${what} answered ${res.status}: ${text}`);
+  return text;
+}
+
+/** One wallet: a new token, a purchase of 1,000,000 credits, and the key the GETs read. */
+async function fundOne(url: string, index: number): Promise<string> {
+  const address = `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`;
+  const token = await expectOk(
+    await fetch(`${url}/token`, {
+      method: "POST",
+      body: new URLSearchParams({ token: "new" }),
+      headers: { "x-forwarded-for": address },
+    }),
+    "POST /token",
+  );
+  const body = JSON.stringify({
+    id: `evt_bench_${crypto.randomUUID()}`,
+    type: "checkout.session.completed",
+    data: { object: { client_reference_id: token, payment_status: "paid", metadata: { tier: "1" } } },
+  });
+  await expectOk(
+    await fetch(`${url}/payments/webhook`, {
+      method: "POST",
+      body,
+      headers: {
+        "content-type": "application/json",
+        "stripe-signature": await signStripePayload(body, PAYMENT_SECRET, new Date()),
+      },
+    }),
+    "POST /payments/webhook",
+  );
+  await expectOk(
+    await fetch(`${url}${BENCH_KEY_PATH}`, {
+      method: "POST",
+      headers: { "x-token": token },
+      body: "v".repeat(POST_VALUE_BYTES),
+    }),
+    `POST ${BENCH_KEY_PATH}`,
+  );
+  return token;
+}
+
+/** `count` funded wallets, their tokens in creation order. */
+export async function fundWallets(url: string, count: number): Promise<string[]> {
+  const tokens: string[] = new Array(count);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const index = next++;
+      tokens[index] = await fundOne(url, index + 1);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(FUNDING_CONCURRENCY, count) }, worker));
+  return tokens;
+}

@@ -1,0 +1,205 @@
+// The service against the honest ceiling: interleaved paired rounds of billed calls on random
+// funded wallets and pgbench doing the same debit and append one transaction per call, then the
+// hot-wallet line, the audit after the load and, when profiling, where the time went.
+import { migrate } from "../../db/migrate.ts";
+import type { BenchCluster } from "./cluster.ts";
+import { type CpuSources, pgbenchRun, pgbenchWalletsSql, type RunResult, wrkRun } from "./load.ts";
+import { fundWallets, type RunningService, startService } from "./service.ts";
+import { timeTask } from "./offline.ts";
+import { type HotFunction, summarizeProfileDir } from "./cpu_profile.ts";
+import { resetStatements, type TopStatement, topStatements } from "./statements.ts";
+import { log, peakRssMb } from "./system.ts";
+
+export interface LoadOptions {
+  seconds: number;
+  rounds: number;
+  wallets: number;
+  profile: boolean;
+}
+
+export interface Round {
+  get: RunResult;
+  getCeiling: RunResult;
+  post: RunResult;
+  postCeiling: RunResult;
+}
+
+export interface LoadFigures {
+  rounds: Round[];
+  hot: { ceiling: RunResult; get: RunResult; post: RunResult };
+  auditClean: boolean;
+  auditLine: string;
+  servicePeakRssMb: number;
+  profile?: { functions: HotFunction[]; statements: TopStatement[] };
+}
+
+/** Length of the unmeasured warm-up of each load before the rounds. */
+const WARM_UP_SECONDS = 3;
+const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
+
+export function describeRun(label: string, r: RunResult): string {
+  const latency = r.p99Ms !== undefined ? `p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms` : `mean ${r.meanMs} ms`;
+  const cpu = r.serviceCpuUs !== undefined ? `service ${r.serviceCpuUs} µs + ` : "";
+  return `${label}: ${
+    fmt(r.rate)
+  }/s, ${latency}, ${r.errors} errors, CPU per call ${cpu}postgres ${r.postgresCpuUs} µs`;
+}
+
+interface Targets {
+  serviceUrl: string;
+  /** File of the tokens the calls pick from at random. */
+  tokens: string;
+  pgbenchUrl: string;
+}
+
+async function tokensFile(tokens: string[]): Promise<string> {
+  const file = await Deno.makeTempFile({ suffix: ".tokens" });
+  await Deno.writeTextFile(file, tokens.join("\n") + "\n");
+  return file;
+}
+
+async function pgbenchDatabase(cluster: BenchCluster, wallets: number): Promise<string> {
+  const url = await cluster.createDatabase("bench_pgbench");
+  const sql = cluster.connect("bench_pgbench");
+  await migrate(sql);
+  await sql.unsafe(pgbenchWalletsSql(wallets));
+  await sql`analyze`;
+  await sql.end();
+  return url;
+}
+
+/** The paired rounds: service GET, pgbench, service POST, pgbench, each pair back to back. */
+async function pairedRounds(
+  options: LoadOptions,
+  targets: Targets,
+  cpu: CpuSources,
+): Promise<Round[]> {
+  const { seconds, wallets } = options;
+  // pgbench runs leave the service idle: only the cluster's CPU is charged to them.
+  const ceiling = () =>
+    pgbenchRun({ url: targets.pgbenchUrl, wallets, seconds }, { postmasterPid: cpu.postmasterPid });
+  const service = (method: "GET" | "POST") =>
+    wrkRun({ url: targets.serviceUrl, tokensFile: targets.tokens, method, seconds }, cpu);
+  // Not measured: the service's code warmed up and both databases' caches filled.
+  const warmUp = Math.min(WARM_UP_SECONDS, seconds);
+  await wrkRun({ url: targets.serviceUrl, tokensFile: targets.tokens, method: "GET", seconds: warmUp }, cpu);
+  await wrkRun({ url: targets.serviceUrl, tokensFile: targets.tokens, method: "POST", seconds: warmUp }, cpu);
+  await pgbenchRun({ url: targets.pgbenchUrl, wallets, seconds: warmUp }, cpu);
+  const rounds: Round[] = [];
+  for (let i = 1; i <= options.rounds; i++) {
+    const get = await service("GET");
+    const getCeiling = await ceiling();
+    const post = await service("POST");
+    const postCeiling = await ceiling();
+    rounds.push({ get, getCeiling, post, postCeiling });
+    log(
+      `round ${i}: GET ratio ${(get.rate / getCeiling.rate).toFixed(2)}, POST ratio ${
+        (post.rate / postCeiling.rate).toFixed(2)
+      }`,
+    );
+    for (const [label, run] of Object.entries({ get, getCeiling, post, postCeiling })) {
+      log(`  ${describeRun(label, run)}`);
+    }
+  }
+  return rounds;
+}
+
+/** Runs `work` against a service started on the database, and stops it whatever happens. */
+async function withService<T>(
+  databaseUrl: string,
+  cpuProfileDir: string | undefined,
+  work: (service: RunningService) => Promise<T>,
+): Promise<T> {
+  const service = await startService({ DATABASE_URL: databaseUrl }, { cpuProfileDir });
+  try {
+    return await work(service);
+  } finally {
+    await service.stop();
+  }
+}
+
+/** The hot-wallet line: every call on one wallet, which measures row-lock contention. */
+async function hotWallet(options: LoadOptions, targets: Targets, cpu: CpuSources) {
+  log("hot wallet (one wallet for every call: row-lock contention, not the ceiling)");
+  const { seconds } = options;
+  const ceiling = await pgbenchRun({ url: targets.pgbenchUrl, wallets: 1, seconds }, {
+    postmasterPid: cpu.postmasterPid,
+  });
+  const get = await wrkRun(
+    { url: targets.serviceUrl, tokensFile: targets.tokens, method: "GET", seconds },
+    cpu,
+  );
+  const post = await wrkRun(
+    { url: targets.serviceUrl, tokensFile: targets.tokens, method: "POST", seconds },
+    cpu,
+  );
+  for (const [label, run] of Object.entries({ ceiling, get, post })) log(`  ${describeRun(label, run)}`);
+  return { ceiling, get, post };
+}
+
+/**
+ * Three service runs on one database: one funds the wallets, one takes the paired rounds (under
+ * the CPU profiler when profiling, so that the profile holds the rounds and little else), and
+ * one takes the hot-wallet line. The audit runs after all of them.
+ */
+export async function serviceLoad(cluster: BenchCluster, options: LoadOptions): Promise<LoadFigures> {
+  const serviceDb = await cluster.createDatabase("bench_service");
+  const pgbenchUrl = await pgbenchDatabase(cluster, options.wallets);
+  const profileDir = options.profile ? await Deno.makeTempDir({ prefix: "bench-cpu-prof-" }) : undefined;
+  const admin = cluster.connect("bench_service");
+  const files: string[] = [];
+  try {
+    const started = performance.now();
+    const tokens = await withService(
+      serviceDb,
+      undefined,
+      (service) => fundWallets(service.url, options.wallets),
+    );
+    log(
+      `funded ${options.wallets} wallets through the API in ${
+        ((performance.now() - started) / 1000).toFixed(1)
+      } s`,
+    );
+    await admin`analyze`;
+    files.push(await tokensFile(tokens), await tokensFile(tokens.slice(0, 1)));
+    if (options.profile) await resetStatements(admin);
+
+    let servicePeakRssMb = 0;
+    const rounds = await withService(serviceDb, profileDir, async (service) => {
+      const cpu = { servicePid: service.pid, postmasterPid: cluster.postmasterPid };
+      const done = await pairedRounds(options, {
+        serviceUrl: `${service.url}/`,
+        tokens: files[0],
+        pgbenchUrl,
+      }, cpu);
+      servicePeakRssMb = peakRssMb(service.pid);
+      return done;
+    });
+    const statements = options.profile ? await topStatements(admin, "bench_service") : [];
+    const functions = profileDir ? await summarizeProfileDir(profileDir) : [];
+    const hot = await withService(
+      serviceDb,
+      undefined,
+      (service) =>
+        hotWallet(options, { serviceUrl: `${service.url}/`, tokens: files[1], pgbenchUrl }, {
+          servicePid: service.pid,
+          postmasterPid: cluster.postmasterPid,
+        }),
+    );
+    // Every call the load made must add up in the ledger.
+    const audit = await timeTask("audit", serviceDb, 0);
+    log(`audit after the load: ${audit.clean ? "clean" : "MISMATCH"} (${audit.firstLine})`);
+    return {
+      rounds,
+      hot,
+      auditClean: audit.clean,
+      auditLine: audit.firstLine,
+      servicePeakRssMb,
+      ...(options.profile ? { profile: { functions, statements } } : {}),
+    };
+  } finally {
+    await admin.end();
+    for (const file of files) await Deno.remove(file).catch(() => {});
+    if (profileDir) await Deno.remove(profileDir, { recursive: true }).catch(() => {});
+  }
+}
