@@ -96,6 +96,11 @@ Deno.test("scoped keys", async (t) => {
         const other = await reader.get("/kv/private/secret");
         assert.equal(other.status, 403);
         assert.match(other.text, /may not use bucket "private": it may use "public"$/);
+        const listed = await reader.get("/kv/public?prefix=gr");
+        assert.deepEqual([listed.status, listed.json().keys.map((k: any) => k.key)], [200, ["greeting"]]);
+        assert.equal((await reader.get("/kv/private")).status, 403, "nor list another bucket");
+        const incr = await reader.post("/kv/public/count/incr");
+        assert.deepEqual([incr.status, incr.cost], [403, 1], "an increment is a write");
         assert.equal((await owner.get("/kv/public/greeting")).text, "hello", "nothing changed");
       },
     );
@@ -105,6 +110,8 @@ Deno.test("scoped keys", async (t) => {
       const writer = walletClient(svc, key);
       assert.equal((await writer.post("/kv/any/k?ttl=60", "v")).status, 200);
       assert.equal((await writer.delete("/kv/any/k")).status, 200);
+      const counted = await writer.post("/kv/any/n/incr?by=3");
+      assert.deepEqual([counted.status, counted.text], [200, "3"]);
       const bad = await writer.get("/kv/reserved-x/k");
       assert.equal(bad.status, 400, "bad input is still 400 for a key that may use the bucket");
       for (

@@ -47,10 +47,18 @@ Deno.test("MCP server", async (t) => {
         inputSchema: { properties?: object; required?: string[] };
       };
       const tools = (await client.listTools()).tools as Listed[];
-      assert.deepEqual(tools.map((x) => x.name).sort(), ["kv_delete", "kv_get", "kv_set", "wallet_balance"]);
+      assert.deepEqual(tools.map((x) => x.name).sort(), [
+        "kv_delete",
+        "kv_get",
+        "kv_incr",
+        "kv_list",
+        "kv_set",
+        "wallet_balance",
+      ]);
       const set = tools.find((x) => x.name === "kv_set")!;
       assert.deepEqual(Object.keys(set.inputSchema.properties ?? {}).sort(), [
         "bucket",
+        "ifMatch",
         "key",
         "ttl",
         "value",
@@ -111,6 +119,78 @@ Deno.test("MCP server", async (t) => {
       );
     });
 
+    await t.step("kv_incr, kv_list and kv_set with ifMatch are billed and logged like REST", async () => {
+      const client = clients[0];
+      const before = (await tool(client, "wallet_balance")).balance;
+      const one = await tool(client, "kv_incr", { bucket: "count", key: "hits" });
+      const six = await tool(client, "kv_incr", { bucket: "count", key: "hits", by: 5, ttl: 60 });
+      assert.deepEqual([one.result, six.result, six.cost, six.balance], ["1", "6", 1, before - 2]);
+      assert.equal((await owner.get("/kv/count/hits")).text, "6", "REST reads the counter");
+      const notNumber = await tool(client, "kv_set", { bucket: "count", key: "word", value: "abc" });
+      const refused = await tool(client, "kv_incr", { bucket: "count", key: "word" });
+      assert.deepEqual([notNumber.status, refused.isError, refused.status, refused.cost], [
+        200,
+        true,
+        409,
+        1,
+      ]);
+
+      const page = await tool(client, "kv_list", { bucket: "count", limit: 1 });
+      assert.equal(page.status, 200);
+      assert.deepEqual(page.result.keys.map((k: any) => k.key), ["hits"]);
+      assert.equal(typeof page.result.nextCursor, "string");
+      const rest = await tool(client, "kv_list", { bucket: "count", cursor: page.result.nextCursor });
+      assert.deepEqual([rest.result.keys.map((k: any) => k.key), rest.result.nextCursor], [["word"], null]);
+      const badCursor = await tool(client, "kv_list", { bucket: "count", cursor: "nope" });
+      assert.deepEqual([badCursor.status, badCursor.cost], [400, 1]);
+      assert.match(badCursor.error, /^Invalid cursor "nope"/);
+
+      const read = await tool(client, "kv_get", { bucket: "count", key: "word" });
+      assert.match(read.etag, /^"\d+"$/, "a read answers the ETag");
+      const guarded = await tool(client, "kv_set", {
+        bucket: "count",
+        key: "word",
+        value: "v2",
+        ifMatch: read.etag,
+      });
+      assert.equal(guarded.status, 200);
+      const stale = await tool(client, "kv_set", {
+        bucket: "count",
+        key: "word",
+        value: "v3",
+        ifMatch: read.etag,
+      });
+      assert.deepEqual([stale.isError, stale.status, stale.cost], [true, 412, 1]);
+      assert.match(stale.error, /^Precondition Failed/);
+      const fresh = (await tool(client, "kv_get", { bucket: "count", key: "word" })).etag;
+      const bare = await tool(client, "kv_set", {
+        bucket: "count",
+        key: "word",
+        value: "v3",
+        ifMatch: fresh.replaceAll('"', ""),
+      });
+      assert.equal(bare.status, 200, "a bare version is the same ETag");
+      assert.equal((await owner.get("/kv/count/word")).text, "v3");
+      const logs = (await owner.get("/token/logs?n=14")).json().logs.reverse();
+      assert.deepEqual(logs.map((l: any) => `${l.method} ${l.path} ${l.status_code}`), [
+        "POST /kv/count/hits/incr 200",
+        "POST /kv/count/hits/incr?by=5&ttl=60 200",
+        "GET /kv/count/hits 200",
+        "POST /kv/count/word 200",
+        "POST /kv/count/word/incr 409",
+        "GET /kv/count?limit=1 200",
+        `GET /kv/count?cursor=${encodeURIComponent(page.result.nextCursor)} 200`,
+        "GET /kv/count?cursor=nope 400",
+        "GET /kv/count/word 200",
+        "POST /kv/count/word 200",
+        "POST /kv/count/word 412",
+        "GET /kv/count/word 200",
+        "POST /kv/count/word 200",
+        "GET /kv/count/word 200",
+      ]);
+      assert.ok(logs.every((l: any) => l.endpoint === "kv" && l.cost === 1));
+    });
+
     await t.step("a field rule broken is the REST 400, billed; a value REST escapes is escaped", async () => {
       const client = clients[0];
       const ttl = await tool(client, "kv_set", { bucket: "b", key: "k", value: "v", ttl: 1.5 });
@@ -142,14 +222,18 @@ Deno.test("MCP server", async (t) => {
       clients.push(client);
       const read = await tool(client, "kv_get", { bucket: "shared", key: "note" });
       assert.deepEqual([read.status, read.result, read.cost], [200, "read me", 1]);
+      const listed = await tool(client, "kv_list", { bucket: "shared" });
+      assert.deepEqual(listed.result.keys.map((k: any) => k.key), ["note"]);
+      const counted = await tool(client, "kv_incr", { bucket: "shared", key: "n" });
+      assert.deepEqual([counted.status, counted.cost], [403, 1]);
       const write = await tool(client, "kv_set", { bucket: "shared", key: "note", value: "x" });
       assert.deepEqual([write.isError, write.status, write.cost], [true, 403, 1]);
       assert.match(write.error, /is read-only/);
       const other = await tool(client, "kv_get", { bucket: "b", key: "k" });
       assert.deepEqual([other.status, other.cost], [403, 1]);
       const balance = await tool(client, "wallet_balance");
-      assert.deepEqual(balance.key, { id: made.id, scope: "read", spent: 3 });
-      const logs = (await owner.get("/token/logs?n=3")).json().logs;
+      assert.deepEqual(balance.key, { id: made.id, scope: "read", spent: 5 });
+      const logs = (await owner.get("/token/logs?n=5")).json().logs;
       assert.ok(logs.every((l: any) => l.keyId === made.id), "every call names the key");
 
       assert.equal((await owner.delete(`/token/keys/${made.id}`)).status, 200);

@@ -13,6 +13,9 @@ import { keyUnauthorized } from "../keys/gate.ts";
 import { UNAUTHORIZED } from "../http/errors.ts";
 import { SERVICE_NAME, SERVICE_VERSION } from "../service_info.ts";
 import { log } from "../log.ts";
+import { DatabaseUnavailableError, isDatabaseUnavailable } from "../db/faults.ts";
+import { UNAVAILABLE_PHRASES } from "../http/unavailable.ts";
+import { withDeadline } from "../db/deadline.ts";
 import type { BilledTool } from "./billed_tool.ts";
 import { KV_TOOLS } from "./kv_tools.ts";
 import { BilledOutput, billedToolResult, toolError } from "./tool_result.ts";
@@ -38,9 +41,16 @@ export function mcpServerFor(call: McpCall): McpServer {
   return server;
 }
 
-/** A fault of ours is a tool error naming the request id, never a stack and never a crash. */
+/**
+ * A fault is a tool error, never a stack and never a crash: the database out says so as REST's 503
+ * does (whether the call may have been applied), a fault of ours names the request id.
+ */
 function faultResult(error: unknown, requestId: string): CallToolResult {
   if (error instanceof LedgerBusyError) return toolError("Service busy, retry shortly");
+  if (isDatabaseUnavailable(error)) {
+    const outcome = error instanceof DatabaseUnavailableError ? error.outcome : "unknown";
+    return toolError(UNAVAILABLE_PHRASES[outcome]);
+  }
   log("error", "tool call failed", { requestId, error: String((error as Error)?.stack ?? error) });
   return toolError(`Internal Server Error (request ${requestId})`);
 }
@@ -96,12 +106,14 @@ function registerWalletBalance(server: McpServer, { services, caller, requestId 
   server.registerTool("wallet_balance", config, async (): Promise<CallToolResult> => {
     try {
       const now = services.clock.now();
-      const wallet = await findActiveWallet(services.sql, caller.walletId);
+      const { sql, config } = services;
+      const bounded = <T>(work: Promise<T>) => withDeadline(work, config.databaseTimeoutMs, "unchanged");
+      const wallet = await bounded(findActiveWallet(sql, caller.walletId));
       if (!wallet) return toolError(UNAUTHORIZED);
       let key: z.infer<typeof BalanceOutput.key> = undefined;
       if (caller.key) {
         const id = { walletId: caller.walletId, keyId: caller.key.keyId };
-        const row = (await scopedKeyRead.load(services.sql, [id], now)).get(scopedKeyRead.id(id));
+        const row = (await bounded(scopedKeyRead.load(sql, [id], now))).get(scopedKeyRead.id(id));
         const refused = keyUnauthorized(row, now);
         if (refused || !row) return toolError(refused?.outcome.body ?? UNAUTHORIZED);
         key = {

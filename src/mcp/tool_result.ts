@@ -13,6 +13,7 @@ export const BilledOutput = {
   status: z.number().int().describe("The HTTP status the REST call answers"),
   result: z.unknown().optional().describe("The REST answer: its text, or its JSON"),
   error: z.string().optional().describe("Why the call failed"),
+  etag: z.string().optional().describe("The entry's ETag (kv_get): pass it as kv_set's ifMatch"),
   cost: z.number().int().describe("Credits this call was charged"),
   balance: z.number().int().describe("The wallet's balance after the call"),
 };
@@ -41,6 +42,13 @@ export function billedToolResult(outcome: LedgerResult<Reply>): CallToolResult {
       isError: true,
     };
   }
-  const structured = { status: reply.status, result: resultOf(reply), cost, balance };
+  const etag = reply.headers?.etag;
+  const structured = {
+    status: reply.status,
+    result: resultOf(reply),
+    ...(etag ? { etag } : {}),
+    cost,
+    balance,
+  };
   return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
 }
