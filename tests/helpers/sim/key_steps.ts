@@ -1,10 +1,12 @@
 // The simulation's scoped-key steps: a wallet makes a key with random rules (scope, a bucket, a
-// spend cap, an expiry an hour ahead), revokes one, or uses one for a key-value call; the service
-// and the model must agree on every answer, and at the end on every key's spend.
+// spend cap, an expiry an hour ahead), revokes one, or uses one for any key-value call of the
+// simulation; the service and the model must agree on every answer, and at the end on every key's
+// spend.
 import type { Billed, ModelKey, ModelWallet } from "./model.ts";
 import type { Simulation } from "./driver.ts";
+import { type Answer, randomKvOp } from "./kv_ops.ts";
+import { compareBilled } from "./kv_steps.ts";
 
-const KEY_NAMES = ["a", "b", "c"];
 const BUCKETS = ["b", "d"];
 const HOUR = 3600_000;
 
@@ -33,9 +35,6 @@ export function keyStep(sim: Simulation): (w: ModelWallet) => Promise<string> {
   const cap = rng.chance(0.5) ? 1 + rng.int(4) : undefined;
   const expiring = rng.chance(0.3);
   const which = rng.int(8);
-  const kind = rng.int(3);
-  const bucket = rng.pick(BUCKETS);
-  const name = rng.pick(KEY_NAMES);
   return async (w) => {
     const now = sim.now();
     if (w.keys.length === 0 || roll < 0.25) {
@@ -73,19 +72,22 @@ export function keyStep(sim: Simulation): (w: ModelWallet) => Promise<string> {
       );
       return `DELETE /token/keys/${key.id}`;
     }
-    const path = `/kv/${bucket}/${name}`;
-    const method = ["GET", "POST", "DELETE"][kind];
-    const model = modelOf(w, key, now, kind === 0 ? "read" : "write", bucket, () => {
-      const at = `${bucket}/${name}`;
-      if (kind === 0) return w.kvRead(at, now);
-      return kind === 1 ? w.kvWrite(at, `by-${key.id}`, 0, now, false) : w.kvDelete(at, now);
+    // Any KV call of the simulation (read, conditional write, delete, incr, listing), in bucket "b".
+    const op = randomKvOp(rng, w, true);
+    const need = op.method === "GET" ? "read" : "write";
+    let check: ((res: Answer) => void) | undefined;
+    const model = modelOf(w, key, now, need, "b", () => {
+      const ran = op.model(w, now);
+      check = ran.check;
+      return ran.billed;
     });
-    const body = kind === 1 ? `by-${key.id}` : undefined;
-    await sim.expectBilled(
-      `${method} ${path} by ${key.id}`,
-      sim.svc.request(method, path, { token: key.token, body }),
-      model,
-    );
-    return `${method} ${path} by key ${key.id}`;
+    const res = await sim.svc.request(op.method, op.path, {
+      token: key.token,
+      headers: op.headers,
+      body: op.body,
+    });
+    compareBilled(`${op.what} by ${key.id}`, res, model);
+    check?.(res);
+    return `${op.what} by key ${key.id}`;
   };
 }
