@@ -59,6 +59,8 @@ export const EventSchemas = {
     balance: credits,
     ms: z.number().int().min(0),
     idempotency: IdempotentReply.optional(),
+    /** The scoped key that made the call; absent: the wallet token (or no token: mail, runs). */
+    keyId: z.string().optional(),
   }),
   KvWritten: z.object({
     bucket: z.string(),
@@ -82,6 +84,21 @@ export const EventSchemas = {
     expiresAt: z.iso.datetime(),
   }),
   WalletDeactivated: z.object({ lastUsedAt: z.iso.datetime() }),
+  /**
+   * A scoped key made with POST /token/keys: its SHA-256 only, never the key. `buckets` absent:
+   * every bucket; `spendCap` absent: no cap; `expiresAt` absent: never.
+   */
+  KeyCreated: z.object({
+    keyId: z.string(),
+    name: z.string(),
+    hash: z.string(),
+    scope: z.enum(["read", "write"]),
+    buckets: z.array(z.string()).optional(),
+    spendCap: credits.optional(),
+    expiresAt: z.iso.datetime().optional(),
+  }),
+  /** The key answers 401 from this event on, on every instance. */
+  KeyRevoked: z.object({ keyId: z.string() }),
   /** The whole low-balance configuration after PUT /token/settings (threshold 0: alerts off). */
   LowBalanceSettingsChanged: z.object({
     threshold: credits,

@@ -38,6 +38,8 @@ export interface CallLogRow {
   response_time_ms: number;
   at: Date;
   expires_at: Date;
+  /** The scoped key that made the call; null: the wallet token, a delivery or a payment. */
+  key_id: string | null;
 }
 
 export const callLogsProjection: Projection<CallLogRow> = {
@@ -56,6 +58,7 @@ export const callLogsProjection: Projection<CallLogRow> = {
     "response_time_ms",
     "at",
     "expires_at",
+    "key_id",
   ],
   keyColumns: ["wallet_id", "id"],
   keyOf(event) {
@@ -83,6 +86,7 @@ export const callLogsProjection: Projection<CallLogRow> = {
       response_time_ms: d.ms,
       at: event.recordedAt,
       expires_at: expiryOf(event),
+      key_id: d.keyId ?? null,
     };
   },
   keyRow(event) {
@@ -114,6 +118,7 @@ function deliveryLogRow(event: Extract<StoredEvent, { type: "DeliveryAttempted" 
     response_time_ms: d.latencyMs,
     at: event.recordedAt,
     expires_at: expiryOf(event),
+    key_id: null,
   };
 }
 
@@ -133,6 +138,7 @@ function paymentLogRow(event: Extract<StoredEvent, { type: "CreditsPurchased" }>
     response_time_ms: 0,
     at: event.recordedAt,
     expires_at: expiryOf(event),
+    key_id: null,
   };
 }
 

@@ -9,6 +9,7 @@ import { paymentsProjection } from "./payments.ts";
 import { walletSettingsProjection } from "./wallet_settings.ts";
 import { webhooksProjection } from "./webhooks.ts";
 import { schedulesProjection } from "./schedules.ts";
+import { scopedKeysProjection } from "./scoped_keys.ts";
 
 export const INLINE_PROJECTIONS: Projection<any>[] = [
   kvProjection,
@@ -18,6 +19,7 @@ export const INLINE_PROJECTIONS: Projection<any>[] = [
   walletSettingsProjection,
   webhooksProjection,
   schedulesProjection,
+  scopedKeysProjection,
 ];
 
 export const PROJECTIONS: Projection<any>[] = [walletsProjection, ...INLINE_PROJECTIONS];

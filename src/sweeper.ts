@@ -1,5 +1,5 @@
-// Background clean-up of read-model rows that have expired: KV entries and remembered idempotent
-// replies row by row; call logs and attachments by dropping whole expired time partitions (and
+// Background clean-up of read-model rows that have expired: KV entries, remembered idempotent
+// replies and scoped keys revoked or expired more than 7 days ago row by row; call logs and attachments by dropping whole expired time partitions (and
 // creating the coming ones), so their cost does not grow with the tables.
 import type { Sql } from "./db/connect.ts";
 import type { Clock } from "./clock.ts";
@@ -7,6 +7,7 @@ import { sweepExpiredKv } from "../projections/kv.ts";
 import { CALL_LOG_PARTITIONING, sweepExpiredCallLogs } from "../projections/call_logs.ts";
 import { sweepExpiredReplies } from "../projections/idempotent_replies.ts";
 import { ATTACHMENT_PARTITIONING, sweepExpiredAttachments } from "./attachments/store.ts";
+import { sweepRetiredKeys } from "../projections/scoped_keys.ts";
 import { createPartitions } from "./db/partitions.ts";
 import { type PeriodicJob, startPeriodic } from "./periodic.ts";
 
@@ -31,12 +32,13 @@ export async function sweepOnce(sql: Sql, now: Date) {
     callLogs: await step(() => sweepExpiredCallLogs(sql, now)),
     replies: await step(() => sweepExpiredReplies(sql, now)),
     attachments: await step(() => sweepExpiredAttachments(sql, now)),
+    keys: await step(() => sweepRetiredKeys(sql, now)),
   };
   if (failures.length) {
     const reasons = failures.map((e) => e instanceof Error ? e.message : String(e));
     throw new AggregateError(
       failures,
-      `Sweep failed in ${failures.length} of 4 steps: ${reasons.join("; ")}`,
+      `Sweep failed in ${failures.length} of ${Object.keys(swept).length} steps: ${reasons.join("; ")}`,
     );
   }
   return swept;

@@ -34,6 +34,10 @@ const EXPECTED_ROUTES: [string, string][] = [
   ["delete", "/webhook/{webhookId}"],
   ["post", "/webhook/{webhookId}/test"],
   ["get", "/attachments/{owner}/{id}"],
+  ["post", "/token/keys"],
+  ["get", "/token/keys"],
+  ["delete", "/token/keys/{id}"],
+  ["post", "/mcp"],
 ];
 
 Deno.test("the OpenAPI document", async () => {

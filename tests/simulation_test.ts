@@ -1,5 +1,5 @@
 // A seeded simulation (TigerBeetle's way of testing): random sequences of calls of several wallets
-// at once (KV, webhooks, payments, emails, scheduled runs, the clock moving, deactivation) run
+// at once (KV, webhooks, payments, emails, scoped keys, scheduled runs, the clock moving, deactivation) run
 // through the real service and through an in-memory model of the CONTRACT side by side. Every
 // answer must agree, and so must the final state; then the audit and the replay must be clean.
 // CI runs a fixed set of seeds; `SIM_SEEDS=n` runs n more, `SIM_SEED=s` replays one seed.
@@ -37,6 +37,10 @@ async function finalState(sim: Simulation) {
     const hooks = await sql<{ webhook_id: string }[]>`
       select webhook_id from webhooks where wallet_id = ${w.hash} order by webhook_id`;
     assert.deepEqual(hooks.map((r) => r.webhook_id), w.deactivated ? [] : [...w.webhooks.keys()].sort());
+    const keys = await sql<{ key_id: string; spent: number }[]>`
+      select key_id, spent from scoped_keys where wallet_id = ${w.hash} order by key_id`;
+    const modelKeys = w.deactivated ? [] : w.keys.map((k) => `${k.id}=${k.spent}`).sort();
+    assert.deepEqual(keys.map((r) => `${r.key_id}=${r.spent}`).sort(), modelKeys, "each key's spend");
     const [queued] = await sql<{ n: number }[]>`
       select count(*)::int as n from webhook_deliveries where wallet_id = ${w.hash}`;
     assert.equal(queued.n, w.queued, "deliveries queued");

@@ -65,6 +65,7 @@ Deno.test("the log page charges one credit per entry, never more entries than th
     response_time_ms: 1,
     at: NOW,
     expires_at: NOW,
+    key_id: null,
   });
   const rows = ["a", "b", "c", "d"].map(row);
   const three = decideBilled(

@@ -21,6 +21,8 @@ import { webhookRoutes } from "./routes/webhooks.ts";
 import { attachmentRoutes } from "./routes/attachments.ts";
 import { paymentRoutes } from "./routes/payments.ts";
 import { settingsRoutes } from "./routes/settings.ts";
+import { keyRoutes } from "./routes/keys.ts";
+import { mcpRoutes } from "./routes/mcp.ts";
 
 import { SERVICE_VERSION } from "../service_info.ts";
 import { log } from "../log.ts";
@@ -52,6 +54,8 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   attachmentRoutes(app);
   paymentRoutes(app);
   settingsRoutes(app);
+  keyRoutes(app);
+  mcpRoutes(app);
   for (const install of extraRoutes) install(app);
 
   app.doc31("/openapi.json", {

@@ -1,27 +1,32 @@
-// Billed routes: each declares its price and call-log endpoint once, with `billing(...)` in its
-// middleware; `billed` runs the route's decision as a ledger command and answers with the billing
-// headers, and a request the route's validator refuses is billed at the same price.
+// Billed routes: each declares its price, its call-log endpoint and what it needs of a scoped key
+// once, with `billing(...)` in its middleware; `billed` runs the route's decision as a ledger
+// command and answers with the billing headers, and a request the route's validator refuses is
+// billed at the same price.
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, RouteBilling } from "./env.ts";
-import type { BilledCommand, DecideState, Decision, Idempotency } from "../ledger/command.ts";
-import { INSUFFICIENT_CREDITS } from "../ledger/command.ts";
+import type { DecideState, Decision, Idempotency } from "../ledger/command.ts";
 import type { ReadSet } from "../ledger/reads.ts";
 import { errorResponse, renderBody, UNAUTHORIZED } from "./errors.ts";
 import { failure, type Reply } from "./reply.ts";
 import { sha256Hex } from "../ids.ts";
-import { activeWallets } from "./wallet_cache.ts";
 import { MAX_REQUEST_BODY_BYTES, readBodyBytes } from "./body.ts";
+import { isKeyRefusal, KEYS_NOT_ALLOWED } from "../keys/gate.ts";
+import { type Caller, runBilledCall } from "./billed_call.ts";
 
 export type { RouteBilling };
 
-/** Declares the route's price; requireWallet comes before it. */
+/**
+ * Declares the route's price; requireWallet comes before it. A scoped key on a route closed to
+ * keys is answered 403 at once, before the route reads anything or acts: billed at the route's
+ * price like other bad input after authentication, and counted against the key's spend cap.
+ */
 export function billing(route: RouteBilling): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     c.set("billing", route);
+    if (c.get("key") && !route.keys) return await billedFailure(c, 403, KEYS_NOT_ALLOWED);
     await next();
   };
 }
-
 export interface BilledCall<R extends ReadSet> {
   reads?: R;
   decide(state: DecideState<R>): Decision<Reply>;
@@ -29,11 +34,12 @@ export interface BilledCall<R extends ReadSet> {
   price?: number;
   /** False: the answer is not kept for the Idempotency-Key (a refusal that cost nothing). */
   replayable?: boolean;
+  /** What the Idempotency-Key keeps of the answer, when not the answer itself (a secret shown once). */
+  keptAs?: (reply: Reply) => Reply;
 }
 
 const REPLAYABLE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,64}$/;
-const refuseUnpaid = () => failure(402, INSUFFICIENT_CREDITS);
 
 /** The request path with its query string, as the call log shows it. */
 export function loggedPath(c: Context<AppEnv>): string {
@@ -42,13 +48,20 @@ export function loggedPath(c: Context<AppEnv>): string {
   return url.slice(url.indexOf("/", url.indexOf("//") + 2));
 }
 
-async function idempotencyOf(c: Context<AppEnv>, key: string): Promise<Idempotency<Reply>> {
+async function idempotencyOf(
+  c: Context<AppEnv>,
+  key: string,
+  keptAs: (reply: Reply) => Reply = (reply) => reply,
+): Promise<Idempotency<Reply>> {
   const method = c.req.method;
   const body = new TextDecoder().decode(await readBodyBytes(c, MAX_REQUEST_BODY_BYTES));
+  // A scoped key's requests are its own: another key, or the token, never gets their answers.
+  const keyId = c.get("key")?.keyId;
+  const caller = keyId ? `\nkey ${keyId}` : "";
   return {
     key,
-    fingerprint: await sha256Hex(`${method}\n${loggedPath(c)}\n${body}`),
-    keep: (reply) => reply,
+    fingerprint: await sha256Hex(`${method}\n${loggedPath(c)}\n${body}${caller}`),
+    keep: keptAs,
     replay: (kept) => kept,
     mismatch: () => failure(422, `Idempotency-Key "${key}" was already used for a different request`),
   };
@@ -62,11 +75,11 @@ export async function billed<R extends ReadSet>(c: Context<AppEnv>, call: Billed
   let idempotency: Idempotency<Reply> | undefined;
   const key = c.req.header("idempotency-key");
   if (key !== undefined && REPLAYABLE_METHODS.has(c.req.method) && call.replayable !== false) {
-    if (IDEMPOTENCY_KEY.test(key)) idempotency = await idempotencyOf(c, key);
+    if (IDEMPOTENCY_KEY.test(key)) idempotency = await idempotencyOf(c, key, call.keptAs);
     else decide = () => failure(400, "Invalid Idempotency-Key: must be 1 to 64 printable characters");
   }
-  const command: BilledCommand<Reply, R> = {
-    walletId,
+  const caller: Caller = { walletId, key: c.get("key") };
+  const result = await runBilledCall(c.get("services").ledger, caller, {
     price: call.price ?? route.price,
     call: {
       method: c.req.method,
@@ -74,17 +87,15 @@ export async function billed<R extends ReadSet>(c: Context<AppEnv>, call: Billed
       endpoint: route.endpoint,
       startedAt: c.get("startedAt"),
     },
+    access: caller.key ? route.keys?.(c) : undefined,
     idempotency,
     reads: call.reads,
     decide,
-    unpaid: refuseUnpaid,
-  };
-  const result = await c.get("services").ledger.runBilled(command);
-  if (result.kind === "unauthorized") {
-    activeWallets.evict(walletId);
-    return errorResponse(c, 401, UNAUTHORIZED);
-  }
+  });
+  if (result.kind === "unauthorized") return errorResponse(c, 401, UNAUTHORIZED);
   const reply = result.outcome;
+  // A revoked or expired key learns nothing of the wallet: no billing headers.
+  if (isKeyRefusal(reply)) return errorResponse(c, reply.status, reply.body);
   const rendered = renderBody(c, reply.status, reply.contentType, reply.body);
   const headers: Record<string, string> = {
     ...reply.headers,

@@ -3,12 +3,16 @@ import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
+import type { Context } from "hono";
 import type { LogEndpoint } from "../../projections/call_logs.ts";
+import type { KeyAccess } from "../keys/gate.ts";
 
 /** What a route costs and where its calls are logged (declared with billing() in its middleware). */
 export interface RouteBilling {
   price: number;
   endpoint: LogEndpoint;
+  /** What the request needs of a scoped key; absent: keys may not call the route (403). */
+  keys?: (c: Context<AppEnv>) => KeyAccess;
 }
 
 export interface Services {
@@ -24,8 +28,10 @@ export interface AppEnv {
     services: Services;
     requestId: string;
     startedAt: number;
-    /** The SHA-256 of the caller's token, set by requireWallet. */
+    /** The SHA-256 of the caller's token, set by requireWallet; a scoped key's wallet for a key. */
     walletId?: string;
+    /** Set by requireWallet when the caller presented a scoped key: its id and its hash. */
+    key?: { keyId: string; hash: string };
     /** The route's price and call-log endpoint, set by billing(). */
     billing?: RouteBilling;
   };

@@ -4,7 +4,10 @@ import type { AppEnv, Services } from "./env.ts";
 import { HttpError, UNAUTHORIZED } from "./errors.ts";
 import { randomId, sha256Hex } from "../ids.ts";
 import { findActiveWallet } from "../../projections/wallets.ts";
-import { activeWallets } from "./wallet_cache.ts";
+import { activeWallets, knownKeys } from "./wallet_cache.ts";
+import { findKeyByHash } from "../../projections/scoped_keys.ts";
+import { isScopedKey } from "../keys/commands.ts";
+import { KEY_EXPIRED, KEY_REVOKED } from "../keys/gate.ts";
 import { log } from "../log.ts";
 import { withDeadline } from "../db/deadline.ts";
 
@@ -40,12 +43,19 @@ export function accessLog(enabled: boolean): MiddlewareHandler<AppEnv> {
 export const MIN_TOKEN_LENGTH = 10;
 export const MAX_TOKEN_LENGTH = 256;
 
-/** Resolves X-Token to an active wallet, or answers 401. */
+/** Resolves X-Token to an active wallet, or to a scoped key and its wallet; else answers 401. */
 export const requireWallet: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const token = c.req.header("x-token")?.trim();
+  await authenticate(c, c.req.header("x-token"));
+  await next();
+};
+
+/** Sets the caller's wallet (and key) from a presented token, or throws the 401. */
+export async function authenticate(c: Context<AppEnv>, presented: string | undefined): Promise<void> {
+  const token = presented?.trim();
   if (!token || token.length < MIN_TOKEN_LENGTH || token.length > MAX_TOKEN_LENGTH) {
     throw new HttpError(401, UNAUTHORIZED);
   }
+  if (isScopedKey(token)) return await authenticateKey(c, token);
   const walletId = await sha256Hex(token);
   if (!activeWallets.has(walletId)) {
     const { sql, config } = c.get("services");
@@ -54,8 +64,29 @@ export const requireWallet: MiddlewareHandler<AppEnv> = async (c, next) => {
     activeWallets.remember(walletId);
   }
   c.set("walletId", walletId);
-  await next();
-};
+}
+
+/**
+ * A scoped key: its wallet and id from the cache or by its hash. A revoked key is refused here when
+ * the lookup sees it, and always by the ledger, which reads the key under the wallet's lock. A call
+ * with an Idempotency-Key looks the key up afresh, since a kept answer is replayed before that read.
+ */
+async function authenticateKey(c: Context<AppEnv>, key: string): Promise<void> {
+  const hash = await sha256Hex(key);
+  let holder = c.req.header("idempotency-key") === undefined ? knownKeys.get(hash) : undefined;
+  if (!holder) {
+    const { sql, config } = c.get("services");
+    holder = await withDeadline(findKeyByHash(sql, hash), config.databaseTimeoutMs, "unchanged");
+    if (!holder) throw new HttpError(401, UNAUTHORIZED);
+    if (holder.revoked) throw new HttpError(401, KEY_REVOKED);
+    knownKeys.remember(hash, holder);
+  }
+  if (holder.expiresAt && holder.expiresAt.getTime() <= c.get("services").clock.now().getTime()) {
+    throw new HttpError(401, KEY_EXPIRED);
+  }
+  c.set("walletId", holder.walletId);
+  c.set("key", { keyId: holder.keyId, hash });
+}
 
 /** The client address: the socket peer, or the first X-Forwarded-For hop behind a trusted proxy. */
 export function clientIp(c: Context<AppEnv>): string {

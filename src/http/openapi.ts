@@ -7,7 +7,8 @@ import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from "./middleware.ts";
 // a token it accepts.
 export const TokenHeader = z.object({
   "x-token": z.string().min(MIN_TOKEN_LENGTH).optional().openapi({
-    description: `Wallet token, ${MIN_TOKEN_LENGTH} to ${MAX_TOKEN_LENGTH} characters`,
+    description: `Wallet token, or a scoped key (\`k_...\`) where keys are allowed; ` +
+      `${MIN_TOKEN_LENGTH} to ${MAX_TOKEN_LENGTH} characters`,
   }),
 });
 

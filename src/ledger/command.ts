@@ -18,6 +18,8 @@ export interface CallMeta {
   endpoint: LogEndpoint;
   /** performance.now() when the call started, for response_time_ms. */
   startedAt: number;
+  /** The scoped key that made the call, shown in CallBilled and the call log; absent: the token. */
+  keyId?: string;
 }
 
 /** What the call log shows of a call's outcome. */

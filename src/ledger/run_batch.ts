@@ -145,6 +145,7 @@ function stageCall(
       balance,
       ms: Math.max(0, Math.round(performance.now() - command.call.startedAt)),
       ...(kept ? { idempotency: { key: key!.key, fingerprint: key!.fingerprint, ...kept } } : {}),
+      ...(command.call.keyId ? { keyId: command.call.keyId } : {}),
     }),
     ...(decision.events ?? []),
   ];

@@ -35,6 +35,7 @@ export function callLogPage(wallet: WalletRow, newest: CallLogRow[]): CallDecisi
     expiration: r.expires_at.toISOString(),
     cost: r.cost,
     balance: r.balance,
+    ...(r.key_id ? { keyId: r.key_id } : {}),
   }));
   return answer(jsonReply(200, { logs: entries, n: entries.length }), { charge: entries.length });
 }

@@ -23,6 +23,7 @@ import { decodeCursor, listKeys, MAX_LIST_LIMIT } from "../../kv/listing.ts";
 import { parseEtagCondition, type Preconditions } from "../../kv/preconditions.ts";
 import { readTextBody } from "../body.ts";
 import { strictRoutePath } from "../strict_path.ts";
+import { kvKeyAccess } from "../key_access.ts";
 import {
   EntryEtagHeader,
   KvBucketPath,
@@ -37,7 +38,8 @@ import {
 
 export { KvPath, KvValue, KvWriteQuery, MAX_TTL_SECONDS };
 const MAX_VALUE_BYTES = 4 * 1024;
-const KV: RouteBilling = { price: 1, endpoint: "kv" };
+/** Open to scoped keys: `read` keys GET and list, `write` keys also POST, DELETE and incr, in their buckets. */
+export const KV: RouteBilling = { price: 1, endpoint: "kv", keys: kvKeyAccess };
 const notFound = { 404: textResponse("`Key Not Found`") };
 const preconditionFailed = {
   412: textResponse(

@@ -59,6 +59,9 @@ const LogEntry = z.object({
   expiration: z.string().openapi({ format: "date-time" }),
   cost: z.number().int(),
   balance: z.number().int(),
+  keyId: z.string().optional().openapi({
+    description: "The scoped key that made the call; absent: the token",
+  }),
 });
 
 const createToken = createRoute({

@@ -1,5 +1,5 @@
-// The simulation's driver: draws a seeded sequence of steps (KV, webhooks, payments, emails,
-// scheduler passes, the clock moving, deactivation), runs each through the real service in the
+// The simulation's driver: draws a seeded sequence of steps (KV, webhooks, payments, emails, scoped
+// keys, scheduler passes, the clock moving, deactivation), runs each through the real service in the
 // test process (HTTP app, ledger, SMTP acceptance, scheduler, sweeps) and through the model, and
 // fails on the first answer that differs, naming the seed and the step.
 import assert from "node:assert/strict";
@@ -13,6 +13,7 @@ import { acceptMessage } from "../../../src/email/accept.ts";
 import { runDueSchedules } from "../../../src/schedules/scheduler.ts";
 import { deactivateIdleWallets } from "../../../src/wallets/deactivation.ts";
 import { TEST_PAYMENT_SECRET } from "../credits.ts";
+import { keyStep } from "./key_steps.ts";
 
 export const MAIL_DOMAIN = "mail.test";
 const WEBHOOK_IDS = ["w1", "w2", "w3"];
@@ -184,8 +185,9 @@ export class Simulation {
       () => this.webhookStep(),
       () => this.paymentStep(),
       () => this.emailStep(),
+      () => keyStep(this),
     ];
-    const weights = [0.55, 0.2, 0.05, 0.2];
+    const weights = [0.45, 0.15, 0.05, 0.15, 0.2];
     const chosen = this.wallets.filter(() => rng.chance(0.7)).map((w) => {
       let roll = rng.next();
       const kind = weights.findIndex((p) => (roll -= p) < 0);

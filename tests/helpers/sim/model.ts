@@ -15,6 +15,17 @@ export interface Billed {
   body?: string;
 }
 
+/** A scoped key: its rules, what it spent, whether it is revoked. */
+export interface ModelKey {
+  id: string;
+  token: string;
+  scope: "read" | "write";
+  buckets?: string[];
+  cap?: number;
+  spent: number;
+  revoked: boolean;
+}
+
 export interface ModelWebhook {
   email?: string;
   includeAttachments: boolean;
@@ -61,6 +72,7 @@ export class ModelWallet {
   readonly etagsSeen = new Map<string, Set<string>>();
   readonly webhooks = new Map<string, ModelWebhook>();
   readonly payments = new Set<string>();
+  readonly keys: ModelKey[] = [];
   /** Accepted mail by mailbox and Message-ID, with the time: repeats within 24 h are free. */
   readonly accepted = new Map<string, number>();
   /** Outbox rows: accepted emails and fired runs (no delivery worker runs in the simulation). */
@@ -141,6 +153,24 @@ export class ModelWallet {
       this.kv.delete(key);
       return { status: 200, body: "OK" };
     });
+  }
+
+  /**
+   * A key-value call made with a scoped key: 401 once revoked (no billing headers), 402 below the
+   * price or past the key's cap (charged nothing), 403 outside its scope or buckets (charged),
+   * else the call, charged to the wallet and counted in the key's spend.
+   */
+  keyCall(key: ModelKey, need: "read" | "write", bucket: string, call: () => Billed): Billed {
+    if (this.deactivated || key.revoked) return { status: 401 };
+    if (this.balance < KV_PRICE) return { status: 402, cost: 0, balance: this.balance };
+    if (key.cap !== undefined && key.spent + KV_PRICE > key.cap) {
+      return { status: 402, cost: 0, balance: this.balance, body: "Spend cap reached" };
+    }
+    const forbidden = (need === "write" && key.scope === "read") ||
+      (key.buckets !== undefined && !key.buckets.includes(bucket));
+    key.spent += KV_PRICE;
+    if (forbidden) return this.bill(KV_PRICE, () => ({ status: 403 }));
+    return call();
   }
 
   /** A missing key counts as 0 and gets the ttl; an existing one keeps its expiry. */

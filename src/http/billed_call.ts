@@ -1,0 +1,65 @@
+// One billed call as a ledger command, whatever brought it (a REST route, an MCP tool): the wallet
+// pays the price, a scoped key's call goes through the key's gate, and the caches of the edge
+// forget a wallet or key the ledger found gone.
+import type { BilledCommand, CallMeta, DecideState, Decision, Idempotency } from "../ledger/command.ts";
+import { INSUFFICIENT_CREDITS, type LedgerResult } from "../ledger/command.ts";
+import type { Ledger } from "../ledger/ledger.ts";
+import type { ReadSet } from "../ledger/reads.ts";
+import { commandOfKey, isKeyRefusal, type KeyAccess } from "../keys/gate.ts";
+import { failure, type Reply } from "./reply.ts";
+import { activeWallets, knownKeys } from "./wallet_cache.ts";
+
+/** Who makes a call: a wallet, through its token or through one of its scoped keys. */
+export interface Caller {
+  walletId: string;
+  key?: { keyId: string; hash: string };
+}
+
+export interface CallSpec<R extends ReadSet> {
+  price: number;
+  call: Omit<CallMeta, "keyId">;
+  /** What the call needs of a scoped key; undefined: keys may not make it (403). */
+  access?: KeyAccess;
+  idempotency?: Idempotency<Reply>;
+  reads?: R;
+  decide(state: DecideState<R>): Decision<Reply>;
+}
+
+const refuseUnpaid = () => failure(402, INSUFFICIENT_CREDITS);
+
+export function billedCommand<R extends ReadSet>(
+  caller: Caller,
+  spec: CallSpec<R>,
+): BilledCommand<Reply, ReadSet> {
+  const command: BilledCommand<Reply, R> = {
+    walletId: caller.walletId,
+    price: spec.price,
+    call: spec.call,
+    idempotency: spec.idempotency,
+    reads: spec.reads,
+    decide: spec.decide,
+    unpaid: refuseUnpaid,
+  };
+  if (!caller.key) return command as unknown as BilledCommand<Reply, ReadSet>;
+  return commandOfKey(command, { keyId: caller.key.keyId, access: spec.access }) as unknown as BilledCommand<
+    Reply,
+    ReadSet
+  >;
+}
+
+/**
+ * Runs the call through the ledger. `unauthorized`: the wallet is gone; a reply that isKeyRefusal:
+ * the key is revoked or expired. Either way nothing was charged or logged.
+ */
+export async function runBilledCall<R extends ReadSet>(
+  ledger: Ledger,
+  caller: Caller,
+  spec: CallSpec<R>,
+): Promise<LedgerResult<Reply>> {
+  const result = await ledger.runBilled(billedCommand(caller, spec));
+  if (result.kind === "unauthorized") activeWallets.evict(caller.walletId);
+  if (caller.key && (result.kind === "unauthorized" || isKeyRefusal(result.outcome))) {
+    knownKeys.evict(caller.key.hash);
+  }
+  return result;
+}

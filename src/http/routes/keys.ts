@@ -1,0 +1,168 @@
+// POST, GET and DELETE /token/keys: scoped keys that bill the wallet (issue 15), 1 credit each.
+// Only the wallet token manages keys; a key calling these routes gets 403 from billing().
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { z as zod } from "zod";
+import type { AppEnv } from "../env.ts";
+import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
+import { requireWallet } from "../middleware.ts";
+import {
+  BILLING_NOTE,
+  ERROR_RESPONSES,
+  jsonOk,
+  serve,
+  textOk,
+  textResponse,
+  TokenHeader,
+} from "../openapi.ts";
+import { documentedJson, readJsonBody } from "../json_body.ts";
+import { read } from "../../ledger/reads.ts";
+import { scopedKeyRead, walletKeysRead } from "../../../projections/scoped_keys.ts";
+import {
+  createKey,
+  keptCreation,
+  listKeys,
+  MAX_ACTIVE_KEYS,
+  newKeyMaterial,
+  revokeKey,
+} from "../../keys/commands.ts";
+import { hasAtMostCodePoints } from "../../code_points.ts";
+import { KvPath } from "./kv.ts";
+
+const KEYS: RouteBilling = { price: 1, endpoint: "token" };
+const MAX_NAME_CHARS = 64;
+const MAX_BUCKETS = 20;
+const MAX_SPEND_CAP = 1e12;
+
+export const KeyInput = zod.strictObject({
+  name: zod.string({ error: `must be 1 to ${MAX_NAME_CHARS} characters` })
+    .min(1, `must be 1 to ${MAX_NAME_CHARS} characters`)
+    .refine((s) => hasAtMostCodePoints(s, MAX_NAME_CHARS), `must be 1 to ${MAX_NAME_CHARS} characters`)
+    // deno-lint-ignore no-control-regex
+    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), "must not contain control characters"),
+  scope: zod.enum(["read", "write"], { error: 'must be "read" or "write"' }),
+  // Each bucket name follows the key-value rule of its path segment, from its one definition.
+  buckets: zod.array(zod.string({ error: "must be a bucket name" }).pipe(KvPath.shape.bucket), {
+    error: "must be an array of bucket names",
+  }).min(1, `must name 1 to ${MAX_BUCKETS} buckets`).max(MAX_BUCKETS, `must name 1 to ${MAX_BUCKETS} buckets`)
+    .optional(),
+  spendCap: zod.number({ error: `must be an integer from 1 to ${MAX_SPEND_CAP}` })
+    .int(`must be an integer from 1 to ${MAX_SPEND_CAP}`)
+    .min(1, `must be an integer from 1 to ${MAX_SPEND_CAP}`)
+    .max(MAX_SPEND_CAP, `must be an integer from 1 to ${MAX_SPEND_CAP}`).optional(),
+  expiresAt: zod.iso.datetime({
+    offset: true,
+    error: "must be an ISO 8601 date-time such as 2027-01-31T00:00:00Z",
+  })
+    .optional(),
+}, { error: "must be a JSON object" });
+
+const KeyView = z.object({
+  id: z.string(),
+  name: z.string(),
+  scope: z.enum(["read", "write"]),
+  buckets: z.array(z.string()).optional().openapi({ description: "Absent: every bucket" }),
+  spendCap: z.number().int().optional().openapi({ description: "Credits over the key's life; absent: none" }),
+  expiresAt: z.string().optional().openapi({ format: "date-time" }),
+  createdAt: z.string().openapi({ format: "date-time" }),
+  spent: z.number().int().openapi({ description: "Credits the key's calls were charged so far" }),
+  lastUsedAt: z.string().nullable().openapi({ format: "date-time" }),
+  revokedAt: z.string().optional().openapi({ format: "date-time" }),
+  state: z.enum(["active", "expired", "revoked"]),
+}).openapi("ScopedKey");
+
+const NewKeyView = z.object({
+  id: z.string(),
+  key: z.string().openapi({
+    description: "The key, `k_` + 32 characters: shown this once, stored only as its hash",
+  }),
+  name: z.string(),
+  scope: z.enum(["read", "write"]),
+  buckets: z.array(z.string()).optional(),
+  spendCap: z.number().int().optional(),
+  expiresAt: z.string().optional().openapi({ format: "date-time" }),
+  createdAt: z.string().openapi({ format: "date-time" }),
+});
+
+const KEY_403 = textResponse("A scoped key cannot manage keys: the wallet token is needed");
+
+const createKeyRoute = createRoute({
+  method: "post",
+  path: "/token/keys",
+  summary: "Create a scoped key",
+  description: "A key authenticates with X-Token like the token and bills the same wallet: `read` allows " +
+    "key-value GET and list, `write` adds POST, DELETE and incr, in the listed buckets (all when absent). " +
+    `At most ${MAX_ACTIVE_KEYS} active keys. A retry with the same Idempotency-Key answers 409 naming ` +
+    "the key made: the secret is never stored. " + BILLING_NOTE,
+  middleware: [requireWallet, billing(KEYS)] as const,
+  request: { headers: TokenHeader, body: documentedJson(KeyInput, "The key's name and rules") },
+  responses: {
+    ...jsonOk("The new key, with its secret", NewKeyView),
+    ...ERROR_RESPONSES,
+    403: KEY_403,
+    409: textResponse("A retry of a creation with its Idempotency-Key: the key made, without its secret"),
+  },
+});
+
+const listKeysRoute = createRoute({
+  method: "get",
+  path: "/token/keys",
+  summary: "List the scoped keys",
+  description: "Every key, oldest first, with its spend and last use; never a secret. Keys revoked or " +
+    "expired more than 7 days ago are gone. " + BILLING_NOTE,
+  middleware: [requireWallet, billing(KEYS)] as const,
+  request: { headers: TokenHeader },
+  responses: {
+    ...jsonOk("The keys", z.object({ keys: z.array(KeyView) })),
+    ...ERROR_RESPONSES,
+    403: KEY_403,
+  },
+});
+
+const KeyIdPath = z.object({
+  id: z.string().min(1).max(64).openapi({
+    param: { name: "id", in: "path" },
+    example: "key_0123456789abcdef",
+  }),
+});
+
+const revokeKeyRoute = createRoute({
+  method: "delete",
+  path: "/token/keys/{id}",
+  summary: "Revoke a scoped key",
+  description: "At once, on every instance: the key's next call gets 401 `Key revoked`. " + BILLING_NOTE,
+  middleware: [requireWallet, billing(KEYS)] as const,
+  request: { headers: TokenHeader, params: KeyIdPath },
+  responses: {
+    ...textOk("`OK`, also for a key revoked already"),
+    ...ERROR_RESPONSES,
+    403: KEY_403,
+    404: textResponse('`Key "<id>" not found`'),
+  },
+});
+
+export function keyRoutes(app: OpenAPIHono<AppEnv>) {
+  serve(app, createKeyRoute, async (c) => {
+    const input = await readJsonBody(c, KeyInput);
+    if (!input.ok) return billedFailure(c, 400, input.phrase);
+    const material = await newKeyMaterial();
+    return billed(c, {
+      reads: { keys: read(walletKeysRead, c.get("walletId")!) },
+      decide: ({ reads, now }) => createKey(input.value, material, reads.keys, now),
+      keptAs: keptCreation,
+    });
+  });
+
+  serve(app, listKeysRoute, (c) =>
+    billed(c, {
+      reads: { keys: read(walletKeysRead, c.get("walletId")!) },
+      decide: ({ reads, now }) => listKeys(reads.keys, now),
+    }));
+
+  serve(app, revokeKeyRoute, (c) => {
+    const { id } = c.req.valid("param");
+    return billed(c, {
+      reads: { key: read(scopedKeyRead, { walletId: c.get("walletId")!, keyId: id }) },
+      decide: ({ reads }) => revokeKey(id, reads.key),
+    });
+  });
+}

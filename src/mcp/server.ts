@@ -1,0 +1,132 @@
+// The MCP server of one authenticated caller (a wallet token or a scoped key): the billed tools
+// that mirror REST calls, run through the same ledger commands, and the free wallet_balance.
+// Stateless: one server per HTTP request, so nothing lives between requests.
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { Services } from "../http/env.ts";
+import { type Caller, runBilledCall } from "../http/billed_call.ts";
+import { LedgerBusyError } from "../ledger/ledger.ts";
+import { findActiveWallet } from "../../projections/wallets.ts";
+import { scopedKeyRead } from "../../projections/scoped_keys.ts";
+import { keyUnauthorized } from "../keys/gate.ts";
+import { UNAUTHORIZED } from "../http/errors.ts";
+import { SERVICE_NAME, SERVICE_VERSION } from "../service_info.ts";
+import { log } from "../log.ts";
+import { DatabaseUnavailableError, isDatabaseUnavailable } from "../db/faults.ts";
+import { UNAVAILABLE_PHRASES } from "../http/unavailable.ts";
+import { withDeadline } from "../db/deadline.ts";
+import type { BilledTool } from "./billed_tool.ts";
+import { KV_TOOLS } from "./kv_tools.ts";
+import { BilledOutput, billedToolResult, toolError } from "./tool_result.ts";
+
+export interface McpCall {
+  services: Services;
+  caller: Caller;
+  requestId: string;
+}
+
+const INSTRUCTIONS = "A credit-metered key-value store. Every tool result says what the call cost and the " +
+  "wallet's balance after it; wallet_balance is free.";
+
+/** Every tool a client sees; a scoped key sees them all and is held to its rules when it calls. */
+export const BILLED_TOOLS: BilledTool[] = [...KV_TOOLS];
+
+export function mcpServerFor(call: McpCall): McpServer {
+  const server = new McpServer({ name: SERVICE_NAME, version: SERVICE_VERSION }, {
+    instructions: INSTRUCTIONS,
+  });
+  for (const tool of BILLED_TOOLS) registerBilled(server, tool, call);
+  registerWalletBalance(server, call);
+  return server;
+}
+
+/**
+ * A fault is a tool error, never a stack and never a crash: the database out says so as REST's 503
+ * does (whether the call may have been applied), a fault of ours names the request id.
+ */
+function faultResult(error: unknown, requestId: string): CallToolResult {
+  if (error instanceof LedgerBusyError) return toolError("Service busy, retry shortly");
+  if (isDatabaseUnavailable(error)) {
+    const outcome = error instanceof DatabaseUnavailableError ? error.outcome : "unknown";
+    return toolError(UNAVAILABLE_PHRASES[outcome]);
+  }
+  log("error", "tool call failed", { requestId, error: String((error as Error)?.stack ?? error) });
+  return toolError(`Internal Server Error (request ${requestId})`);
+}
+
+function registerBilled(server: McpServer, tool: BilledTool, { services, caller, requestId }: McpCall) {
+  const config = {
+    description: tool.description,
+    inputSchema: tool.input,
+    outputSchema: BilledOutput,
+    annotations: tool.annotations,
+  };
+  server.registerTool(tool.name, config, async (args: Record<string, unknown>) => {
+    const startedAt = performance.now();
+    try {
+      const mirrored = tool.call(args as never, caller.walletId);
+      const outcome = await runBilledCall(services.ledger, caller, {
+        price: mirrored.billing.price,
+        call: {
+          method: mirrored.method,
+          path: mirrored.path,
+          endpoint: mirrored.billing.endpoint,
+          startedAt,
+        },
+        access: mirrored.access,
+        reads: mirrored.reads,
+        decide: mirrored.decide,
+      });
+      return billedToolResult(outcome);
+    } catch (error) {
+      return faultResult(error, requestId);
+    }
+  });
+}
+
+const BalanceOutput = {
+  balance: z.number().int().describe("The wallet's balance"),
+  cost: z.literal(0),
+  key: z.object({
+    id: z.string(),
+    scope: z.enum(["read", "write"]),
+    spent: z.number().int().describe("Credits this key's calls were charged so far"),
+    spendCap: z.number().int().optional(),
+  }).optional().describe("The scoped key the call was made with"),
+};
+
+/** wallet_balance: free and not logged, like reading X-Balance; a key also sees its own spend. */
+function registerWalletBalance(server: McpServer, { services, caller, requestId }: McpCall) {
+  const config = {
+    description: "The wallet's balance, and the key's spend when called with a scoped key. Free.",
+    outputSchema: BalanceOutput,
+    annotations: { readOnlyHint: true },
+  };
+  server.registerTool("wallet_balance", config, async (): Promise<CallToolResult> => {
+    try {
+      const now = services.clock.now();
+      const { sql, config } = services;
+      const bounded = <T>(work: Promise<T>) => withDeadline(work, config.databaseTimeoutMs, "unchanged");
+      const wallet = await bounded(findActiveWallet(sql, caller.walletId));
+      if (!wallet) return toolError(UNAUTHORIZED);
+      let key: z.infer<typeof BalanceOutput.key> = undefined;
+      if (caller.key) {
+        const id = { walletId: caller.walletId, keyId: caller.key.keyId };
+        const row = (await bounded(scopedKeyRead.load(sql, [id], now))).get(scopedKeyRead.id(id));
+        const refused = keyUnauthorized(row, now);
+        if (refused || !row) return toolError(refused?.outcome.body ?? UNAUTHORIZED);
+        key = {
+          id: row.key_id,
+          scope: row.scope,
+          spent: row.spent,
+          ...(row.spend_cap !== null ? { spendCap: row.spend_cap } : {}),
+        };
+      }
+      const structured = { balance: wallet.balance, cost: 0 as const, ...(key ? { key } : {}) };
+      return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
+    } catch (error) {
+      return faultResult(error, requestId);
+    }
+  });
+}

@@ -1,0 +1,214 @@
+// Given events / when a scoped key's command / then its decision: scope, buckets, spend cap, expiry
+// and revocation, and the key-management decisions, without a database.
+import assert from "node:assert/strict";
+import { type EventData, newEvent } from "../events/catalogue.ts";
+import { decideBilled, NOW, WALLET } from "./helpers/decider.ts";
+import type { BilledCommand, DecideState, Decision } from "../src/ledger/command.ts";
+import { read, type ReadSet } from "../src/ledger/reads.ts";
+import { kvEntryRead } from "../projections/kv.ts";
+import { scopedKeyRead, walletKeysRead } from "../projections/scoped_keys.ts";
+import { readValue, writeValue } from "../src/kv/commands.ts";
+import { commandOfKey, type KeyAccess, KEYS_NOT_ALLOWED } from "../src/keys/gate.ts";
+import { createKey, keptCreation, listKeys, MAX_ACTIVE_KEYS, revokeKey } from "../src/keys/commands.ts";
+import { failure, type Reply } from "../src/http/reply.ts";
+
+const opened = [
+  newEvent("WalletOpened", {}),
+  newEvent("CreditsGranted", { amount: 100, balance: 100, reason: "welcome" }),
+];
+const keyMade = (keyId: string, rules: Partial<EventData<"KeyCreated">> = {}) =>
+  newEvent("KeyCreated", { keyId, name: keyId, hash: `hash-${keyId}`, scope: "read", ...rules });
+const written = newEvent("KvWritten", {
+  bucket: "public",
+  key: "k",
+  value: "hello",
+  expiresAt: "2099-01-01T00:00:00.000Z",
+});
+
+/** A call `keyId` made, charged `cost`, leaving `balance`. */
+function keyCall(keyId: string, cost: number, balance: number) {
+  return newEvent("CallBilled", {
+    callId: `c${balance}`,
+    method: "GET",
+    path: "/kv/public/k",
+    endpoint: "kv",
+    status: 200,
+    cost,
+    balance,
+    ms: 1,
+    keyId,
+  });
+}
+
+function kvCommand<R extends ReadSet>(reads: R, decide: (state: DecideState<R>) => Decision<Reply>) {
+  const command: BilledCommand<Reply, R> = {
+    walletId: WALLET,
+    price: 1,
+    call: { method: "GET", path: "/kv/public/k", endpoint: "kv", startedAt: 0 },
+    reads,
+    decide,
+    unpaid: () => failure(402, "Insufficient credits"),
+  };
+  return command;
+}
+
+const entry = (bucket: string) => ({ entry: read(kvEntryRead, { walletId: WALLET, bucket, key: "k" }) });
+const READ_PUBLIC: KeyAccess = { need: "read", bucket: "public" };
+/** A GET by the key; `access` null: a route closed to keys. */
+const getBy = (keyId: string, access: KeyAccess | null = READ_PUBLIC) =>
+  commandOfKey(kvCommand(entry("public"), ({ reads }) => readValue(reads.entry)), {
+    keyId,
+    access: access ?? undefined,
+  });
+const setBy = (keyId: string, bucket = "public") =>
+  commandOfKey(
+    kvCommand({}, ({ now }) => writeValue({ bucket, key: "k", value: "v", ttlSeconds: 0 }, now)),
+    { keyId, access: { need: "write", bucket } },
+  );
+
+Deno.test("given a read key, when it reads its bucket, then the value, logged with the key", () => {
+  const command = getBy("key1");
+  assert.equal(command.call.keyId, "key1");
+  const call = decideBilled([...opened, keyMade("key1"), written], command).call();
+  assert.deepEqual([call.outcome.status, call.outcome.body, call.charge], [200, "hello", undefined]);
+});
+
+Deno.test("given a read key, when it writes, then 403 read-only, charged, and no event", () => {
+  const call = decideBilled([...opened, keyMade("key1")], setBy("key1")).call();
+  assert.deepEqual([call.outcome.status, call.charge, call.events], [403, undefined, undefined]);
+  assert.match(call.outcome.body, /^Forbidden: key "key1" is read-only/);
+});
+
+Deno.test("given a write key, when it writes, then KvWritten", () => {
+  const when = decideBilled([...opened, keyMade("key1", { scope: "write" })], setBy("key1"));
+  assert.equal(when.call().outcome.status, 200);
+  assert.deepEqual(when.events().map((e) => e.type), ["KvWritten"]);
+});
+
+Deno.test("given a key for some buckets, when it uses another, then 403 naming the buckets", () => {
+  const given = [...opened, keyMade("key1", { scope: "write", buckets: ["a", "b"] })];
+  const call = decideBilled(given, setBy("key1", "c")).call();
+  assert.deepEqual(
+    [call.outcome.status, call.outcome.body],
+    [403, 'Forbidden: key "key1" may not use bucket "c": it may use "a", "b"'],
+  );
+  assert.equal(decideBilled(given, setBy("key1", "b")).call().outcome.status, 200);
+});
+
+Deno.test("given any key, when a route closed to keys, then 403", () => {
+  const call = decideBilled([...opened, keyMade("key1", { scope: "write" })], getBy("key1", null)).call();
+  assert.deepEqual([call.outcome.status, call.outcome.body], [403, KEYS_NOT_ALLOWED]);
+});
+
+Deno.test("given a key that spent its cap, when it calls, then 402 Spend cap reached, charging nothing", () => {
+  const spent = [keyCall("key1", 1, 99), keyCall("key1", 1, 98)];
+  const call = decideBilled([...opened, keyMade("key1", { spendCap: 2 }), written, ...spent], getBy("key1"))
+    .call();
+  assert.deepEqual([call.outcome.status, call.outcome.body, call.charge], [402, "Spend cap reached", 0]);
+  const underCap = [...opened, keyMade("key1", { spendCap: 3 }), written, ...spent];
+  assert.equal(decideBilled(underCap, getBy("key1")).call().outcome.status, 200);
+  const otherKey = [...opened, keyMade("key1", { spendCap: 2 }), keyMade("key2"), written, ...spent];
+  assert.equal(decideBilled(otherKey, getBy("key2")).call().outcome.status, 200, "spend is per key");
+});
+
+Deno.test("given a key past its expiry, when it calls, then 401 Key expired and no call at all", () => {
+  const given = [...opened, keyMade("key1", { expiresAt: NOW.toISOString() }), written];
+  const when = decideBilled(given, getBy("key1"));
+  assert.deepEqual([when.decision.outcome.status, when.decision.outcome.body], [401, "Key expired"]);
+  assert.equal(when.decision.log, undefined, "nothing charged or logged");
+  const before = new Date(NOW.getTime() - 1);
+  assert.equal(decideBilled(given, getBy("key1"), { now: before }).call().outcome.status, 200);
+});
+
+Deno.test("given a revoked key, when it calls, then 401 Key revoked, even from an empty wallet", () => {
+  const revoked = [...opened, keyMade("key1"), newEvent("KeyRevoked", { keyId: "key1" })];
+  const when = decideBilled(revoked, getBy("key1"));
+  assert.deepEqual([when.decision.outcome.body, when.decision.log], ["Key revoked", undefined]);
+  const drained = [...revoked, keyCall("key0", 100, 0)];
+  assert.equal(decideBilled(drained, getBy("key1")).decision.outcome.body, "Key revoked");
+  const unknown = decideBilled(opened, getBy("nokey"));
+  assert.equal(unknown.decision.outcome.body, "Key revoked", "a key swept away is gone too");
+});
+
+const keysOf = () => ({ keys: read(walletKeysRead, WALLET) });
+const material = { keyId: "key_new", secret: "k_secret", hash: "hash-new" };
+const manage = (decide: (state: DecideState<ReturnType<typeof keysOf>>) => Decision<Reply>) =>
+  kvCommand(keysOf(), decide);
+
+Deno.test("when a key is created, then KeyCreated with its hash only, and the secret in the answer", () => {
+  const request = { name: "n", scope: "write" as const, buckets: ["a", "a"], spendCap: 9 };
+  const when = decideBilled(
+    opened,
+    manage(({ reads, now }) => createKey(request, material, reads.keys, now)),
+  );
+  assert.deepEqual(when.events(), [
+    newEvent("KeyCreated", {
+      keyId: "key_new",
+      name: "n",
+      hash: "hash-new",
+      scope: "write",
+      buckets: ["a"],
+      spendCap: 9,
+    }),
+  ]);
+  const reply = when.call().outcome;
+  assert.equal(JSON.parse(reply.body).key, "k_secret");
+  const kept = keptCreation(reply);
+  assert.equal(kept.status, 409);
+  assert.ok(!kept.body.includes("k_secret"), "an Idempotency-Key never keeps the secret");
+});
+
+Deno.test("when a key is created with a past expiry, or the wallet holds the most keys, then 400", () => {
+  const past = { name: "n", scope: "read" as const, expiresAt: NOW.toISOString() };
+  const late = decideBilled(opened, manage(({ reads, now }) => createKey(past, material, reads.keys, now)));
+  assert.equal(late.call().outcome.body, `Invalid expiresAt "${NOW.toISOString()}": must be in the future`);
+  const many = Array.from({ length: MAX_ACTIVE_KEYS }, (_, i) => keyMade(`k${i}`));
+  const request = { name: "n", scope: "read" as const };
+  const full = decideBilled(
+    [...opened, ...many],
+    manage(({ reads, now }) => createKey(request, material, reads.keys, now)),
+  );
+  assert.equal(full.call().outcome.status, 400);
+  assert.deepEqual(full.events(), []);
+  const oneRevoked = [...opened, ...many, newEvent("KeyRevoked", { keyId: "k0" })];
+  const room = decideBilled(
+    oneRevoked,
+    manage(({ reads, now }) => createKey(request, material, reads.keys, now)),
+  );
+  assert.equal(room.call().outcome.status, 200, "a revoked key leaves room");
+});
+
+Deno.test("given keys and their calls, when listed, then each key's spend, last use and state", () => {
+  const given = [
+    ...opened,
+    keyMade("key1", { spendCap: 10 }),
+    keyMade("key2", { expiresAt: "2000-01-01T00:00:00.000Z" }),
+    keyCall("key1", 1, 99),
+    keyCall("key1", 1, 98),
+    newEvent("KeyRevoked", { keyId: "key1" }),
+  ];
+  const reply = decideBilled(given, manage(({ reads, now }) => listKeys(reads.keys, now))).call().outcome;
+  const keys = JSON.parse(reply.body).keys;
+  assert.deepEqual(keys.map((k: any) => [k.id, k.spent, k.state, k.lastUsedAt !== null]), [
+    ["key1", 2, "revoked", true],
+    ["key2", 0, "expired", false],
+  ]);
+  assert.ok(!reply.body.includes("hash-key1"), "never the hash");
+});
+
+Deno.test("when revoked, then KeyRevoked once; an unknown key is 404", () => {
+  const revoke = (keyId: string) =>
+    kvCommand(
+      { key: read(scopedKeyRead, { walletId: WALLET, keyId }) },
+      ({ reads }) => revokeKey(keyId, reads.key),
+    );
+  assert.deepEqual(decideBilled([...opened, keyMade("key1")], revoke("key1")).events(), [
+    newEvent("KeyRevoked", { keyId: "key1" }),
+  ]);
+  const again = decideBilled(
+    [...opened, keyMade("key1"), newEvent("KeyRevoked", { keyId: "key1" })],
+    revoke("key1"),
+  );
+  assert.deepEqual([again.call().outcome.body, again.events()], ["OK", []]);
+  assert.equal(decideBilled(opened, revoke("key9")).call().outcome.status, 404);
+});
