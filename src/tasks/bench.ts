@@ -46,6 +46,8 @@ const config = {
   ledgerEvents: positiveInt("BENCH_LEDGER_EVENTS", 1_000_000),
   sweepRows: positiveInt("BENCH_SWEEP_ROWS", 10_000_000),
   profile: Deno.env.get("BENCH_PROFILE") === "1",
+  // A checkout of an earlier commit (its own deno.json and src/): its service takes the same rounds.
+  baselineDir: Deno.env.get("BENCH_BASELINE_DIR") || undefined,
   parts: benchParts(),
 };
 

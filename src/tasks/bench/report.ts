@@ -24,10 +24,10 @@ export function median(values: number[]): number {
 const round = (n: number, digits = 0) => Math.round(n * 10 ** digits) / 10 ** digits;
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 
-function sideOf(rounds: Round[], side: "get" | "post") {
-  const ceiling = side === "get" ? "getCeiling" : "postCeiling";
-  const ratios = rounds.map((r) => r[side].rate / r[ceiling].rate);
-  const runs = rounds.map((r) => r[side]);
+function sideOf(rounds: Round[], side: "get" | "post" | "baselineGet" | "baselinePost") {
+  const ceiling = side === "get" || side === "baselineGet" ? "getCeiling" : "postCeiling";
+  const ratios = rounds.map((r) => r[side]!.rate / r[ceiling].rate);
+  const runs = rounds.map((r) => r[side]!);
   return {
     ratio: round(median(ratios), 2),
     roundRatios: ratios.map((r) => round(r, 2)),
@@ -69,6 +69,17 @@ function loadLines(load: LoadFigures, wallets: number, json: Json): string[] {
         `service ${s.serviceCpuUs} µs, postgres ${s.postgresCpuUs} µs (pgbench: ${s.ceilingPostgresCpuUs} µs)`,
     );
     json[side] = s;
+  }
+  if (load.rounds[0]?.baselineGet) {
+    const [get, post] = [sideOf(load.rounds, "baselineGet"), sideOf(load.rounds, "baselinePost")];
+    lines.push(
+      `baseline (an earlier commit, same rounds): GET ratio ${get.ratio} (${fmt(get.rps)} req/s, p99 ` +
+        `${get.p99Ms} ms, CPU ${get.serviceCpuUs} µs), POST ratio ${post.ratio} (${
+          fmt(post.rps)
+        } req/s, p99 ` +
+        `${post.p99Ms} ms, CPU ${post.serviceCpuUs} µs)`,
+    );
+    json.baseline = { get, post };
   }
   const h = hotOf(load.hot);
   lines.push(

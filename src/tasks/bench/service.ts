@@ -18,13 +18,14 @@ export interface RunningService {
 
 export async function startService(
   env: Record<string, string>,
-  options: { cpuProfileDir?: string } = {},
+  options: { cpuProfileDir?: string; root?: string } = {},
 ): Promise<RunningService> {
   const port = freePort();
   const profile = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-all", ...profile, "src/main.ts"],
-    cwd: ROOT,
+    // Another checkout (the baseline commit) runs its own src/main.ts with its own dependencies.
+    cwd: options.root ?? ROOT,
     env: {
       PORT: String(port),
       HOSTNAME: "127.0.0.1",

@@ -15,6 +15,8 @@ export interface LoadOptions {
   rounds: number;
   wallets: number;
   profile: boolean;
+  /** A checkout of an earlier commit whose service takes the same rounds (BENCH_BASELINE_DIR). */
+  baselineDir?: string;
 }
 
 export interface Round {
@@ -22,6 +24,9 @@ export interface Round {
   getCeiling: RunResult;
   post: RunResult;
   postCeiling: RunResult;
+  /** The baseline service's runs in the same round, right after this service's. */
+  baselineGet?: RunResult;
+  baselinePost?: RunResult;
 }
 
 export interface LoadFigures {
@@ -50,6 +55,8 @@ interface Targets {
   /** File of the tokens the calls pick from at random. */
   tokens: string;
   pgbenchUrl: string;
+  /** The baseline service and its own funded wallets, when comparing with an earlier commit. */
+  baseline?: { url: string; tokens: string; cpu: CpuSources };
 }
 
 async function tokensFile(tokens: string[]): Promise<string> {
@@ -85,21 +92,28 @@ async function pairedRounds(
   await wrkRun({ url: targets.serviceUrl, tokensFile: targets.tokens, method: "GET", seconds: warmUp }, cpu);
   await wrkRun({ url: targets.serviceUrl, tokensFile: targets.tokens, method: "POST", seconds: warmUp }, cpu);
   await pgbenchRun({ url: targets.pgbenchUrl, wallets, seconds: warmUp }, cpu);
+  const base = targets.baseline;
+  const baseline = (method: "GET" | "POST") =>
+    base ? wrkRun({ url: base.url, tokensFile: base.tokens, method, seconds }, base.cpu) : undefined;
+  if (base) {
+    await wrkRun({ url: base.url, tokensFile: base.tokens, method: "GET", seconds: warmUp }, base.cpu);
+  }
   const rounds: Round[] = [];
   for (let i = 1; i <= options.rounds; i++) {
     const get = await service("GET");
+    const baselineGet = await baseline("GET");
     const getCeiling = await ceiling();
     const post = await service("POST");
+    const baselinePost = await baseline("POST");
     const postCeiling = await ceiling();
-    rounds.push({ get, getCeiling, post, postCeiling });
+    rounds.push({ get, getCeiling, post, postCeiling, ...(base ? { baselineGet, baselinePost } : {}) });
     log(
       `round ${i}: GET ratio ${(get.rate / getCeiling.rate).toFixed(2)}, POST ratio ${
         (post.rate / postCeiling.rate).toFixed(2)
       }`,
     );
-    for (const [label, run] of Object.entries({ get, getCeiling, post, postCeiling })) {
-      log(`  ${describeRun(label, run)}`);
-    }
+    const runs = { get, getCeiling, post, postCeiling, ...(base ? { baselineGet, baselinePost } : {}) };
+    for (const [label, run] of Object.entries(runs)) log(`  ${describeRun(label, run!)}`);
   }
   return rounds;
 }
@@ -109,13 +123,29 @@ async function withService<T>(
   databaseUrl: string,
   cpuProfileDir: string | undefined,
   work: (service: RunningService) => Promise<T>,
+  root?: string,
 ): Promise<T> {
-  const service = await startService({ DATABASE_URL: databaseUrl }, { cpuProfileDir });
+  const service = await startService({ DATABASE_URL: databaseUrl }, { cpuProfileDir, root });
   try {
     return await work(service);
   } finally {
     await service.stop();
   }
+}
+
+/** The baseline's own database and wallets, funded through its own API (its schema is its own). */
+async function fundBaseline(cluster: BenchCluster, options: LoadOptions, files: string[]) {
+  const db = await cluster.createDatabase("bench_baseline");
+  const tokens = await withService(
+    db,
+    undefined,
+    (s) => fundWallets(s.url, options.wallets),
+    options.baselineDir,
+  );
+  const file = await tokensFile(tokens);
+  files.push(file);
+  log(`baseline ${options.baselineDir}: funded ${options.wallets} wallets`);
+  return { db, tokens: file };
 }
 
 /** The hot-wallet line: every call on one wallet, which measures row-lock contention. */
@@ -164,17 +194,25 @@ export async function serviceLoad(cluster: BenchCluster, options: LoadOptions): 
     files.push(await tokensFile(tokens), await tokensFile(tokens.slice(0, 1)));
     if (options.profile) await resetStatements(admin);
 
+    const baseline = options.baselineDir ? await fundBaseline(cluster, options, files) : undefined;
     let servicePeakRssMb = 0;
-    const rounds = await withService(serviceDb, profileDir, async (service) => {
-      const cpu = { servicePid: service.pid, postmasterPid: cluster.postmasterPid };
-      const done = await pairedRounds(options, {
-        serviceUrl: `${service.url}/`,
-        tokens: files[0],
-        pgbenchUrl,
-      }, cpu);
-      servicePeakRssMb = peakRssMb(service.pid);
-      return done;
-    });
+    const paired = (base?: Targets["baseline"]) =>
+      withService(serviceDb, profileDir, async (service) => {
+        const cpu = { servicePid: service.pid, postmasterPid: cluster.postmasterPid };
+        const targets = { serviceUrl: `${service.url}/`, tokens: files[0], pgbenchUrl, baseline: base };
+        const done = await pairedRounds(options, targets, cpu);
+        servicePeakRssMb = peakRssMb(service.pid);
+        return done;
+      });
+    // The baseline service runs beside this one, idle while the other is measured.
+    const rounds = baseline
+      ? await withService(baseline.db, undefined, (service) =>
+        paired({
+          url: `${service.url}/`,
+          tokens: baseline.tokens,
+          cpu: { servicePid: service.pid, postmasterPid: cluster.postmasterPid },
+        }), options.baselineDir)
+      : await paired();
     const statements = options.profile ? await topStatements(admin, "bench_service") : [];
     const functions = profileDir ? await summarizeProfileDir(profileDir) : [];
     const hot = await withService(
