@@ -44,14 +44,14 @@ export function resumeCall(webhookId: string, scheduled: boolean): string {
 export function endpointAlert(facts: EndpointAlertFacts): EndpointAlertPayload {
   const { webhookId, failures, scheduled } = facts;
   const since = facts.since.toISOString();
-  const last = facts.lastStatus !== undefined
-    ? `HTTP ${facts.lastStatus}${facts.lastError ? ` (${facts.lastError})` : ""}`
-    : facts.lastError ?? "no answer";
+  // The error names the status when there was one (`HTTP 503 Service Unavailable`).
+  const last = facts.lastError ?? (facts.lastStatus !== undefined ? `HTTP ${facts.lastStatus}` : "no answer");
   const resume = resumeCall(webhookId, scheduled);
   const paused = facts.type === "webhook.paused";
+  // Plain words in the subject: a mail header stays readable without encoded words.
   const subject = paused
-    ? `Webhook "${webhookId}" paused: its endpoint keeps failing`
-    : `Webhook "${webhookId}" is failing`;
+    ? `Webhook ${webhookId} was paused, its endpoint keeps failing`
+    : `Webhook ${webhookId} is failing`;
   const held = scheduled
     ? "Its schedule is inactive: no run is made or charged until you resume it."
     : "Its mail is still accepted and charged; the deliveries wait, kept 7 days, and go out when you resume it.";
