@@ -36,9 +36,14 @@ async function finalState(sim: Simulation) {
     const hooks = await sql<{ webhook_id: string }[]>`
       select webhook_id from webhooks where wallet_id = ${w.hash} order by webhook_id`;
     assert.deepEqual(hooks.map((r) => r.webhook_id), w.deactivated ? [] : [...w.webhooks.keys()].sort());
-    const [queued] = await sql<{ n: number }[]>`
-      select count(*)::int as n from webhook_deliveries where wallet_id = ${w.hash}`;
+    const [queued] = await sql<{ n: number; held: number }[]>`
+      select count(*)::int as n, count(*) filter (where held)::int as held
+      from webhook_deliveries where wallet_id = ${w.hash}`;
     assert.equal(queued.n, w.queued, "deliveries queued");
+    assert.equal(queued.held, w.held(), "deliveries waiting for a paused webhook");
+    const [history] = await sql<{ n: number }[]>`
+      select count(*)::int as n from delivery_history where wallet_id = ${w.hash}`;
+    assert.equal(history.n, w.deactivated ? 0 : w.queued, "deliveries in the history");
   }
   assert.deepEqual((await auditLedger(sql)).mismatches, []);
   const replay = await replayProjections(sql);
