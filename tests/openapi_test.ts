@@ -31,6 +31,10 @@ const EXPECTED_ROUTES: [string, string][] = [
   ["patch", "/webhook/{webhookId}"],
   ["delete", "/webhook/{webhookId}"],
   ["post", "/webhook/{webhookId}/test"],
+  ["get", "/webhook/{webhookId}/deliveries"],
+  ["get", "/webhook/{webhookId}/deliveries/{deliveryId}"],
+  ["post", "/webhook/{webhookId}/deliveries/{deliveryId}/retry"],
+  ["post", "/webhook/{webhookId}/recover"],
   ["get", "/attachments/{owner}/{id}"],
 ];
 
