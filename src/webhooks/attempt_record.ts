@@ -42,19 +42,79 @@ function eventKind(delivery: ClaimedDelivery): "email" | "scheduled" | "alert" {
   return delivery.kind === "email" || delivery.kind === "scheduled" ? delivery.kind : "alert";
 }
 
-export function recordAttempt(facts: AttemptFacts) {
-  const { delivery, result, logPath } = facts;
-  const claim: ClaimKey = { walletId: delivery.walletId, id: delivery.id, claimToken: delivery.claimToken };
+/** The fact of the attempt; `retry` is the next attempt planned, `waits` that it waits for a resume. */
+function attemptedEvent(
+  facts: AttemptFacts & { result: AttemptResult },
+  balance: number,
+  plan: { retry?: Date; waits: boolean },
+): NewEvent {
+  const { delivery, result } = facts;
+  const attempt = delivery.attempts + 1;
+  return newEvent("DeliveryAttempted", {
+    attemptId: facts.attemptId,
+    deliveryId: delivery.id,
+    webhookId: facts.logPath,
+    kind: eventKind(delivery),
+    messageId: delivery.messageId,
+    attempt,
+    ok: result.ok,
+    ...(result.status !== undefined ? { status: result.status } : {}),
+    ...(result.ok ? {} : { error: result.error }),
+    latencyMs: result.latencyMs,
+    cost: attempt === 1 ? delivery.cost : 0,
+    balance,
+    ...(plan.retry && !plan.waits ? { nextAttemptAt: plan.retry.toISOString() } : {}),
+    ...(facts.at ? { at: facts.at.toISOString() } : {}),
+    ...(plan.waits ? { held: true } : {}),
+  });
+}
+
+/** What the row keeps of the attempt: the body sent and the answer, when there are any. */
+function traceOf(facts: AttemptFacts & { result: AttemptResult }): { trace?: AttemptTrace } {
+  const { result } = facts;
+  const kept = {
+    ...(result.sentBody !== undefined ? { sentBody: result.sentBody } : {}),
+    ...(result.excerpt !== undefined ? { excerpt: result.excerpt } : {}),
+  };
+  return Object.keys(kept).length ? { trace: { attemptId: facts.attemptId, ...kept } } : {};
+}
+
+type Reads = ReturnType<typeof attemptReads>;
+
+function attemptReads(delivery: ClaimedDelivery, claim: ClaimKey) {
   // Alerts have no webhook: their key names none ("" is never a webhook id), so nothing is loaded.
   const target = {
     walletId: delivery.walletId,
     webhookId: eventKind(delivery) === "alert" ? "" : delivery.webhookId ?? "",
   };
-  const reads = {
+  return {
     held: read(deliveryClaimRead, claim),
     webhook: read(webhookRead, target),
     health: read(webhookHealthRead, target),
   };
+}
+
+/** What a failed attempt of a webhook's delivery adds for the endpoint's health. */
+function healthAfter(facts: AttemptFacts, state: Parameters<UnbilledCommand<void, Reads>["decide"]>[0]) {
+  const { delivery, result } = facts;
+  if (!result || result.ok || eventKind(delivery) === "alert") return undefined;
+  return healthAfterFailure({
+    walletId: delivery.walletId,
+    wallet: state.wallet,
+    webhook: state.reads.webhook,
+    health: state.reads.health,
+    ...(result.status !== undefined ? { status: result.status } : {}),
+    error: result.error,
+    at: facts.at ?? state.now,
+    now: state.now,
+    rules: facts.rules ?? DEFAULT_HEALTH_RULES,
+    ...(facts.alertIds ? { alertIds: facts.alertIds } : {}),
+  });
+}
+
+export function recordAttempt(facts: AttemptFacts): UnbilledCommand<void, Reads> {
+  const { delivery, result, logPath } = facts;
+  const claim: ClaimKey = { walletId: delivery.walletId, id: delivery.id, claimToken: delivery.claimToken };
   // "webhook deleted" says its cause itself.
   const abandoned = (attempts: number, reason: string, cause?: ReturnType<typeof abandonCause>) =>
     newEvent("DeliveryAbandoned", {
@@ -65,68 +125,36 @@ export function recordAttempt(facts: AttemptFacts) {
       reason,
       ...(cause ? { cause } : {}),
     });
-  const command: UnbilledCommand<void, typeof reads> = {
+  return {
     walletId: delivery.walletId,
-    reads,
-    decide({ wallet, reads, now }) {
+    reads: attemptReads(delivery, claim),
+    decide(state) {
+      const { wallet, reads, now } = state;
       const held = reads.held === true;
       if (!result) {
         if (!held) return { outcome: undefined };
         const complete: CompleteDelivery = { type: "completeDelivery", claim };
-        const gone = abandoned(delivery.attempts, "webhook deleted");
-        return { outcome: undefined, events: [gone], effects: [complete] };
+        return {
+          outcome: undefined,
+          events: [abandoned(delivery.attempts, "webhook deleted")],
+          effects: [complete],
+        };
       }
       const attempt = delivery.attempts + 1;
       const verdict = verdictAfter(delivery.kind, attempt, result, now, facts.retryScale);
-      const health = !result.ok && eventKind(delivery) !== "alert"
-        ? healthAfterFailure({
-          walletId: delivery.walletId,
-          wallet,
-          webhook: reads.webhook,
-          health: reads.health,
-          ...(result.status !== undefined ? { status: result.status } : {}),
-          error: result.error,
-          at: facts.at ?? now,
-          now,
-          rules: facts.rules ?? DEFAULT_HEALTH_RULES,
-          ...(facts.alertIds ? { alertIds: facts.alertIds } : {}),
-        })
-        : undefined;
+      const health = healthAfter(facts, state);
       // An email of a paused mailbox webhook waits for the resume instead of its retry.
       const paused = delivery.kind === "email" && reads.webhook?.mode === "mailbox" &&
         (reads.health?.paused_at != null || health?.pausedMailbox === true);
       const retry = held && verdict.action === "retry" ? verdict.at : undefined;
       const waits = retry !== undefined && paused;
-      const events: NewEvent[] = [newEvent("DeliveryAttempted", {
-        attemptId: facts.attemptId,
-        deliveryId: delivery.id,
-        webhookId: logPath,
-        kind: eventKind(delivery),
-        messageId: delivery.messageId,
-        attempt,
-        ok: result.ok,
-        ...(result.status !== undefined ? { status: result.status } : {}),
-        ...(result.ok ? {} : { error: result.error }),
-        latencyMs: result.latencyMs,
-        cost: attempt === 1 ? delivery.cost : 0,
-        balance: wallet?.balance ?? 0,
-        ...(retry && !waits ? { nextAttemptAt: retry.toISOString() } : {}),
-        ...(facts.at ? { at: facts.at.toISOString() } : {}),
-        ...(waits ? { held: true } : {}),
-      })];
+      const events = [attemptedEvent({ ...facts, result }, wallet?.balance ?? 0, { retry, waits })];
       if (!held) return { outcome: undefined, events };
       if (verdict.action === "abandon") {
         events.push(abandoned(attempt, verdict.reason, abandonCause(delivery.kind, attempt, result)));
       }
       events.push(...health?.events ?? []);
-      const kept = {
-        ...(result.sentBody !== undefined ? { sentBody: result.sentBody } : {}),
-        ...(result.excerpt !== undefined ? { excerpt: result.excerpt } : {}),
-      };
-      // What the row keeps of the attempt: the body sent and the answer, when there are any.
-      const trace: { trace?: AttemptTrace } = Object.keys(kept).length
-        ? { trace: { attemptId: facts.attemptId, ...kept } }
-        : {};
+      const trace = traceOf({ ...facts, result });
       const moved: RescheduleDelivery | CompleteDelivery = retry
         ? { type: "rescheduleDelivery", claim, at: waits ? null : retry, ...trace }
         : { type: "completeDelivery", claim, ...trace };
@@ -134,5 +162,4 @@ export function recordAttempt(facts: AttemptFacts) {
       return { outcome: undefined, events, effects };
     },
   };
-  return command;
 }

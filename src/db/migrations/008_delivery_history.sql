@@ -27,7 +27,8 @@ create table webhook_deliveries (
   responses       jsonb       not null default '[]',  -- [{attemptId, excerpt}] of the last attempts
   primary key (wallet_id, id, expires_at)
 ) partition by range (expires_at);
-create index webhook_deliveries_due_idx on webhook_deliveries (next_attempt_at) where next_attempt_at is not null;
+create index webhook_deliveries_due_idx on webhook_deliveries (next_attempt_at, created_at)
+  where next_attempt_at is not null;
 create index webhook_deliveries_webhook_idx on webhook_deliveries (wallet_id, webhook_id, created_at)
   where next_attempt_at is not null or held;
 create table webhook_deliveries_default partition of webhook_deliveries default;
