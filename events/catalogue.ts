@@ -38,6 +38,14 @@ export const WebhookConfig = z.object({
 
 const deliveryKind = z.enum(["email", "scheduled", "alert"]);
 
+/** Why a delivery was given up: the status it is shown with follows from it. */
+export const ABANDON_CAUSES = [
+  "retries exhausted",
+  "final answer",
+  "not retried",
+  "webhook deleted",
+] as const;
+
 export const EventSchemas = {
   WalletOpened: z.object({}),
   CreditsGranted: z.object({ amount: credits, balance: credits, reason: z.string() }),
@@ -171,6 +179,10 @@ export const EventSchemas = {
     cost: credits,
     balance: credits,
     nextAttemptAt: z.iso.datetime().optional(),
+    /** When the POST started (absent on older attempts: the event's time is near it). */
+    at: z.iso.datetime().optional(),
+    /** The failed delivery waits, without a planned attempt, until its paused webhook resumes. */
+    held: z.boolean().optional(),
   }),
   /** A delivery given up: retries exhausted, a final answer, or its webhook gone. */
   DeliveryAbandoned: z.object({
@@ -179,6 +191,52 @@ export const EventSchemas = {
     kind: deliveryKind,
     attempts: z.number().int().min(0),
     reason: z.string(),
+    /** Absent on deliveries given up before it was written down: `reason` tells it then. */
+    cause: z.enum(ABANDON_CAUSES).optional(),
+  }),
+  /**
+   * A delivery queued again by its owner (one retry, or a recover over a window): its next attempt
+   * is due at once, or when its paused webhook resumes. Moves no credits.
+   */
+  DeliveryRequeued: z.object({
+    deliveryId: z.string(),
+    webhookId: z.string(),
+    messageId: z.string(),
+    reason: z.enum(["retry", "recover"]),
+  }),
+  /** The synchronous test send of POST /webhook/<id>/test, recorded in the delivery history. */
+  WebhookTested: z.object({
+    deliveryId: z.string(),
+    webhookId: z.string(),
+    messageId: z.string(),
+    at: z.iso.datetime(),
+    ok: z.boolean(),
+    status: z.number().int().optional(),
+    error: z.string().optional(),
+    latencyMs: z.number().int().min(0),
+  }),
+  /**
+   * A webhook stopped sending: paused by its owner, or by the service when its endpoint kept
+   * failing (`failures` attempts in a row since `since`). A mailbox webhook's mail is still accepted
+   * and waits; a scheduled webhook's schedule turns inactive (a WebhookUpdated beside it).
+   */
+  WebhookPaused: z.object({
+    webhookId: z.string(),
+    reason: z.string(),
+    failures: z.number().int().min(0).optional(),
+    since: z.iso.datetime().optional(),
+    lastStatus: z.number().int().optional(),
+    lastError: z.string().optional(),
+  }),
+  /** A paused webhook sends again; its waiting deliveries are due at once, oldest first. */
+  WebhookResumed: z.object({ webhookId: z.string() }),
+  /** An endpoint's attempts failed `failures` times in a row since `since`: one per episode. */
+  WebhookFailing: z.object({
+    webhookId: z.string(),
+    failures: z.number().int().min(1),
+    since: z.iso.datetime(),
+    lastStatus: z.number().int().optional(),
+    lastError: z.string().optional(),
   }),
   /**
    * An inbound email accepted for one mailbox (its debit is the CallBilled beside it). Metadata
@@ -204,6 +262,8 @@ export const EventSchemas = {
     })),
     /** Whether the parser cut a body, the subject, a recipient list or the attachments. */
     truncated: z.boolean(),
+    /** The delivery's `webhook-id`; absent on mail recorded before it was written down. */
+    webhookMessageId: z.string().optional(),
   }),
 } as const;
 

@@ -10,6 +10,8 @@ import { walletSettingsProjection } from "./wallet_settings.ts";
 import { webhooksProjection } from "./webhooks.ts";
 import { schedulesProjection } from "./schedules.ts";
 import { scopedKeysProjection } from "./scoped_keys.ts";
+import { deliveryHistoryProjection } from "./delivery_history.ts";
+import { webhookHealthProjection } from "./webhook_health.ts";
 
 export const INLINE_PROJECTIONS: Projection<any>[] = [
   kvProjection,
@@ -20,6 +22,8 @@ export const INLINE_PROJECTIONS: Projection<any>[] = [
   webhooksProjection,
   schedulesProjection,
   scopedKeysProjection,
+  deliveryHistoryProjection,
+  webhookHealthProjection,
 ];
 
 export const PROJECTIONS: Projection<any>[] = [walletsProjection, ...INLINE_PROJECTIONS];

@@ -11,6 +11,8 @@ export interface Projection<Row> {
   columns: readonly (keyof Row & string)[];
   /** Columns identifying a row, the table's primary key. */
   keyColumns: readonly (keyof Row & string)[];
+  /** The unique index an upsert meets, when it is not keyColumns (a partitioned table adds its bound). */
+  conflictColumns?: readonly (keyof Row & string)[];
   /** The key of the row an event touches, or null when the event is not about this model. */
   keyOf(event: StoredEvent): string | null;
   /** The key columns of the row an event touches (when keyOf is not null). */

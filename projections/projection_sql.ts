@@ -1,7 +1,7 @@
 // Set-based SQL for any read model, built once per table from its columns and the catalog's types:
 // a batch's rows travel as one jsonb parameter, so a ledger transaction writes each model in one
-// statement whatever the number of calls. Keys are looked up one by one through the primary key
-// (a lateral join), never by a plan that guesses the size of the list.
+// statement whatever the number of calls. Rows are loaded one key at a time through the primary
+// key (a lateral join), never by a plan that guesses the size of the list.
 import type { Queryable } from "../src/db/connect.ts";
 import type { Projection } from "./projection.ts";
 
@@ -33,8 +33,9 @@ function build(projection: Projection<any>, types: Map<string, string>): Stateme
       return `"${c}" ${type}`;
     }).join(", ");
   const list = columns.map((c) => `"${c}"`).join(", ");
-  const keyList = keyColumns.map((c) => `"${c}"`).join(", ");
-  const updates = columns.filter((c) => !keyColumns.includes(c)).map((c) => `"${c}" = excluded."${c}"`);
+  const conflict = projection.conflictColumns ?? keyColumns;
+  const keyList = conflict.map((c) => `"${c}"`).join(", ");
+  const updates = columns.filter((c) => !conflict.includes(c)).map((c) => `"${c}" = excluded."${c}"`);
   const matches = keyColumns.map((c) => `e."${c}" = x."${c}"`).join(" and ");
   const insert = `insert into ${table} (${list}) select ${list} from jsonb_to_recordset($1) as x(${
     typed(columns)
@@ -44,9 +45,9 @@ function build(projection: Projection<any>, types: Map<string, string>): Stateme
     upsert: `${insert} on conflict (${keyList}) do ${
       updates.length ? `update set ${updates.join(", ")}` : "nothing"
     }`,
-    deleteKeys: `delete from ${table} where ctid = any(array(
-      select e.ctid from jsonb_to_recordset($1) as x(${typed(keyColumns)})
-      cross join lateral (select ctid from ${table} e where ${matches}) e))`,
+    deleteKeys: `delete from ${table} e using jsonb_to_recordset($1) as x(${
+      typed(keyColumns)
+    }) where ${matches}`,
     loadKeys: `select e.* from jsonb_to_recordset($1) as x(${typed(keyColumns)})
       cross join lateral (select * from ${table} e where ${matches}) e`,
     deleteWallets: `delete from ${table} where wallet_id = any($1::text[])`,

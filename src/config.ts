@@ -36,6 +36,10 @@ const ConfigSchema = z.object({
   SMTP_RELAY_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   ALERT_EMAIL_FROM: z.email("must be an email address").optional(),
   DELIVERY_RETRY_SCALE: z.coerce.number().positive("must be above 0").max(1, "must be at most 1").default(1),
+  WEBHOOK_PAUSE_AFTER_FAILURES: z.coerce.number().int("must be an integer").min(1, "must be at least 1")
+    .max(1_000_000, "must be at most 1000000").default(20),
+  WEBHOOK_PAUSE_AFTER_HOURS: z.coerce.number().min(0, "must be at least 0").max(8760, "must be at most 8760")
+    .default(24),
   HTTP_HEADERS_TIMEOUT_MS: millis.default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: millis.default(30_000),
   HTTP_IDLE_TIMEOUT_MS: millis.default(60_000),
@@ -88,6 +92,8 @@ export interface Config {
   alertEmailFrom: string;
   /** Multiplies the webhook retry delays (CONTRACT section 8); below 1 only to make tests fast. */
   deliveryRetryScale: number;
+  /** When a failing endpoint pauses its webhook (failed attempts or runs in a row, and hours of them). */
+  webhookHealth: { pauseAfterFailures: number; pauseAfterMs: number };
   /** Timeouts and connection bounds of the HTTP server. */
   http: HttpLimits;
   /** Idle time and connection bounds of the SMTP receiver. */
@@ -130,6 +136,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     smtpRelayUrl: c.SMTP_RELAY_URL,
     alertEmailFrom: c.ALERT_EMAIL_FROM ?? `alerts@${c.MAIL_DOMAIN.toLowerCase()}`,
     deliveryRetryScale: c.DELIVERY_RETRY_SCALE,
+    webhookHealth: {
+      pauseAfterFailures: c.WEBHOOK_PAUSE_AFTER_FAILURES,
+      pauseAfterMs: Math.round(c.WEBHOOK_PAUSE_AFTER_HOURS * 3600 * 1000),
+    },
     http: {
       headersTimeoutMs: c.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: c.HTTP_REQUEST_TIMEOUT_MS,

@@ -61,6 +61,7 @@ const deliveries = startDeliveryWorker({
     mailer: createAlertMailer(config.smtpRelayUrl, config.alertEmailFrom),
   }),
   retryScale: config.deliveryRetryScale,
+  health: config.webhookHealth,
 });
 deliveryWakeUp.wake = deliveries.wake;
 // Every instance runs it: the database decides which one handles each planned time.

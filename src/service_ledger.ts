@@ -4,16 +4,19 @@ import type { Sql } from "./db/connect.ts";
 import type { Clock } from "./clock.ts";
 import { createLedger, type Ledger, type LedgerOptions } from "./ledger/ledger.ts";
 import type { EffectApplier } from "./ledger/pending_writes.ts";
+import { newDeliveryId, newMessageId, queueDeliveries, type QueueDelivery } from "./webhooks/outbox.ts";
 import {
   completeDeliveries,
   type CompleteDelivery,
-  newDeliveryId,
-  newMessageId,
-  queueDeliveries,
-  type QueueDelivery,
+  type HoldWebhookDeliveries,
+  holdWebhookDeliveries,
+  keepTestDeliveries,
+  type KeepTestDelivery,
+  requeueDeliveries,
+  type RequeueDelivery,
   rescheduleDeliveries,
   type RescheduleDelivery,
-} from "./webhooks/outbox.ts";
+} from "./webhooks/outbox_effects.ts";
 import { type StoreAttachment, storeAttachments } from "./attachments/store.ts";
 import { type EndScheduleClaim, endScheduleClaims } from "./schedules/claims.ts";
 import { type RecordTokenRequest, recordTokenRequests } from "./wallets/token_requests.ts";
@@ -24,6 +27,9 @@ export type ServiceEffect =
   | QueueDelivery
   | RescheduleDelivery
   | CompleteDelivery
+  | RequeueDelivery
+  | HoldWebhookDeliveries
+  | KeepTestDelivery
   | StoreAttachment
   | EndScheduleClaim
   | RecordTokenRequest;
@@ -31,16 +37,20 @@ export type ServiceEffect =
 type Appliers = { [T in ServiceEffect["type"]]: EffectApplier<Extract<ServiceEffect, { type: T }>> };
 
 export interface ServiceLedgerOptions extends Omit<LedgerOptions, "effects" | "rules"> {
-  /** Told after a commit that queued deliveries (the delivery worker's wake-up). */
+  /** Told after a commit that made deliveries due (the delivery worker's wake-up). */
   onDeliveryQueued?: () => void;
 }
 
 export function createServiceLedger(sql: Sql, clock: Clock, options: ServiceLedgerOptions = {}): Ledger {
   const { onDeliveryQueued, ...ledgerOptions } = options;
+  const due = () => onDeliveryQueued?.();
   const effects: Appliers = {
-    queueDelivery: queueDeliveries(() => onDeliveryQueued?.()),
+    queueDelivery: queueDeliveries(due),
     rescheduleDelivery: rescheduleDeliveries,
     completeDelivery: completeDeliveries,
+    requeueDelivery: requeueDeliveries(due),
+    holdWebhookDeliveries: holdWebhookDeliveries(due),
+    keepTestDelivery: keepTestDeliveries,
     storeAttachment: storeAttachments,
     endScheduleClaim: endScheduleClaims,
     recordTokenRequest: recordTokenRequests,

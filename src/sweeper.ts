@@ -1,6 +1,8 @@
 // Background clean-up of read-model rows that have expired: KV entries, remembered idempotent
-// replies and scoped keys revoked or expired more than 7 days ago row by row; call logs and attachments by dropping whole expired time partitions (and
-// creating the coming ones), so their cost does not grow with the tables.
+// replies and scoped keys revoked or expired more than 7 days ago row by row; call logs and
+// attachments by dropping whole expired time partitions (and creating the coming ones), so their
+// cost does not grow with the tables. Deliveries leave by partitions too, in a sweep of their own
+// (webhooks/retention.ts).
 import type { Sql } from "./db/connect.ts";
 import type { Clock } from "./clock.ts";
 import { sweepExpiredKv } from "../projections/kv.ts";
@@ -10,6 +12,7 @@ import { ATTACHMENT_PARTITIONING, sweepExpiredAttachments } from "./attachments/
 import { sweepRetiredKeys } from "../projections/scoped_keys.ts";
 import { createPartitions } from "./db/partitions.ts";
 import { type PeriodicJob, startPeriodic } from "./periodic.ts";
+import { prepareDeliveryPartitions, sweepExpiredDeliveries } from "./webhooks/retention.ts";
 
 export const SWEEP_INTERVAL_MS = 15 * 60 * 1000;
 
@@ -49,9 +52,18 @@ export async function preparePartitions(sql: Sql, now: Date): Promise<string[]> 
   return [
     ...await createPartitions(sql, CALL_LOG_PARTITIONING, now),
     ...await createPartitions(sql, ATTACHMENT_PARTITIONING, now),
+    ...await prepareDeliveryPartitions(sql, now),
   ];
 }
 
 export function startSweeper(sql: Sql, clock: Clock, intervalMs = SWEEP_INTERVAL_MS): PeriodicJob {
-  return startPeriodic("sweep", () => sweepOnce(sql, clock.now()), { intervalMs, firstAfterMs: 1000 });
+  const tables = startPeriodic("sweep", () => sweepOnce(sql, clock.now()), {
+    intervalMs,
+    firstAfterMs: 1000,
+  });
+  const deliveries = startPeriodic("delivery sweep", () => sweepExpiredDeliveries(sql, clock.now()), {
+    intervalMs,
+    firstAfterMs: 1500,
+  });
+  return { stop: async () => void await Promise.all([tables.stop(), deliveries.stop()]) };
 }

@@ -110,6 +110,7 @@ Deno.test("the view redacts header values and sensitive options, and shows the s
     format: "pagerduty",
     options: { routing_key: "***", severity: "info" },
     includeAttachments: false,
+    active: true,
   });
   assert.equal(webhookView(row, { hash: "h", now, includeSecret: true }).secret, "whsec_c2VjcmV0");
 });

@@ -1,43 +1,14 @@
 // Low-balance alerts: settings, one alert per episode, a new episode after a recharge, formats,
 // signed webhook alerts and emails through the SMTP relay.
 import assert from "node:assert/strict";
-import { SMTPServer } from "smtp-server";
 import { Webhook } from "standardwebhooks";
 import { call, newToken, walletClient } from "./helpers/client.ts";
-import { auditOf, freePort, startService } from "./helpers/service.ts";
+import { auditOf, startService } from "./helpers/service.ts";
+import { startRelay } from "./helpers/relay.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import { buyCredits, TEST_PAYMENT_SECRET } from "./helpers/credits.ts";
 import { sha256Hex } from "../src/ids.ts";
 import { eventually } from "./helpers/wait.ts";
-
-interface RelayedMail {
-  to: string[];
-  raw: string;
-}
-
-async function startRelay(): Promise<{ url: string; mails: RelayedMail[]; close(): Promise<void> }> {
-  const mails: RelayedMail[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    logger: false,
-    onData(stream, session, done) {
-      let raw = "";
-      stream.on("data", (chunk: Uint8Array) => raw += new TextDecoder().decode(chunk));
-      stream.on("end", () => {
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-        done();
-      });
-    },
-  });
-  const port = freePort();
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", () => resolve()));
-  return {
-    url: `smtp://127.0.0.1:${port}`,
-    mails,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 Deno.test({
   name: "low-balance alerts",

@@ -133,11 +133,12 @@ async function settledSchedule(h: Harness, wallet: Wallet, webhookId: string, ti
   }
 }
 
-/** Every queued delivery attempted and recorded (the outbox row leaves with its attempt). */
+/** Every queued delivery attempted and recorded (its outbox row then has nothing planned). */
 async function outboxDrained(h: Harness, timeoutMs = 10_000) {
   const deadline = performance.now() + timeoutMs;
   while (true) {
-    const [row] = await h.svc.db.sql`select count(*)::int as n from webhook_deliveries`;
+    const [row] = await h.svc.db.sql`
+      select count(*)::int as n from webhook_deliveries where next_attempt_at is not null or held`;
     if (row.n === 0) return;
     if (performance.now() > deadline) throw new Error(`${row.n} deliveries still queued`);
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -41,9 +41,14 @@ async function finalState(sim: Simulation) {
       select key_id, spent from scoped_keys where wallet_id = ${w.hash} order by key_id`;
     const modelKeys = w.deactivated ? [] : w.keys.map((k) => `${k.id}=${k.spent}`).sort();
     assert.deepEqual(keys.map((r) => `${r.key_id}=${r.spent}`).sort(), modelKeys, "each key's spend");
-    const [queued] = await sql<{ n: number }[]>`
-      select count(*)::int as n from webhook_deliveries where wallet_id = ${w.hash}`;
+    const [queued] = await sql<{ n: number; held: number }[]>`
+      select count(*)::int as n, count(*) filter (where held)::int as held
+      from webhook_deliveries where wallet_id = ${w.hash}`;
     assert.equal(queued.n, w.queued, "deliveries queued");
+    assert.equal(queued.held, w.held(), "deliveries waiting for a paused webhook");
+    const [history] = await sql<{ n: number }[]>`
+      select count(*)::int as n from delivery_history where wallet_id = ${w.hash}`;
+    assert.equal(history.n, w.deactivated ? 0 : w.queued, "deliveries in the history");
   }
   assert.deepEqual((await auditLedger(sql)).mismatches, []);
   const replay = await replayProjections(sql);

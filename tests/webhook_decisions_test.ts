@@ -53,6 +53,7 @@ Deno.test("create: a new mailbox webhook is WebhookCreated, and the answer shows
     format: "slack",
     options: {},
     includeAttachments: true,
+    active: true,
     secret: FRESH.secret,
   });
 });
@@ -197,6 +198,7 @@ Deno.test("get: header values and sensitive options redacted, no secret; 404 for
     format: "pagerduty",
     options: { routing_key: "***", severity: "info", api_token: "***" },
     includeAttachments: true,
+    active: true,
   });
   assert.deepEqual(then.events, []);
   assert.deepEqual([when(given, (state) => getWebhook("nope", state)).text], ["Webhook not found"]);

@@ -32,6 +32,7 @@ Deno.test("webhook registry", async (t) => {
         assert.deepEqual([created.cost, created.balance], [1, 99]);
         const body = created.json();
         assert.deepEqual(Object.keys(body).sort(), [
+          "active",
           "email",
           "hash",
           "headers",
@@ -237,6 +238,7 @@ Deno.test("webhook registry", async (t) => {
         email: created.email,
         options: {},
         includeAttachments: true,
+        active: true,
       });
       const missing = await json(client, "PUT", "/webhook/nope", { url: URL_B });
       assert.deepEqual([missing.status, missing.text, missing.cost], [404, "Webhook not found", 1]);

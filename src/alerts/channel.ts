@@ -1,4 +1,4 @@
-// The channel of low-balance alerts: the wallet's alert settings as they are now name the target;
+// The channel of alerts (low balance, endpoint health): the wallet's alert settings as they are now name the target;
 // a webhook alert is rendered in its format and POSTed signed with the wallet's alert key, an email
 // alert goes through the SMTP relay. Settings removed since the alert was queued end the delivery.
 import type { Sql } from "../db/connect.ts";
@@ -6,8 +6,15 @@ import { findWalletSettings } from "../../projections/wallet_settings.ts";
 import type { DeliveryChannel } from "../webhooks/delivery_channel.ts";
 import { signedPost } from "../webhooks/deliver.ts";
 import type { EmailFormat } from "../webhooks/payloads.ts";
-import { ALERT_EMAIL_PATH, ALERT_WEBHOOK_PATH, renderAlert } from "./format.ts";
-import { LowBalancePayload } from "./low_balance.ts";
+import {
+  ALERT_EMAIL_PATH,
+  ALERT_WEBHOOK_PATH,
+  HEALTH_ALERT_EMAIL_PATH,
+  HEALTH_ALERT_WEBHOOK_PATH,
+  isEndpointAlert,
+  parseAlert,
+  renderAlert,
+} from "./format.ts";
 import type { AlertMailer } from "./mailer.ts";
 import { describeError } from "../log.ts";
 
@@ -19,9 +26,13 @@ export interface AlertChannelOptions {
 
 export function alertChannel(options: AlertChannelOptions): DeliveryChannel {
   return {
-    logPath: (delivery) => delivery.kind === "alert_email" ? ALERT_EMAIL_PATH : ALERT_WEBHOOK_PATH,
+    logPath(delivery) {
+      const endpoint = isEndpointAlert(delivery.payload);
+      if (delivery.kind === "alert_email") return endpoint ? HEALTH_ALERT_EMAIL_PATH : ALERT_EMAIL_PATH;
+      return endpoint ? HEALTH_ALERT_WEBHOOK_PATH : ALERT_WEBHOOK_PATH;
+    },
     async send(delivery, at) {
-      const alert = LowBalancePayload.parse(delivery.payload);
+      const alert = parseAlert(delivery.payload);
       const settings = await findWalletSettings(options.sql, delivery.walletId);
       if (delivery.kind === "alert_email") {
         const to = settings?.low_balance_email;
@@ -41,7 +52,7 @@ export function alertChannel(options: AlertChannelOptions): DeliveryChannel {
           error: `cannot render payload: ${describeError(error)}`,
         };
       }
-      return await signedPost(
+      const result = await signedPost(
         { url: webhook.url, headers: webhook.headers, secret: settings.alert_secret },
         body,
         {
@@ -50,6 +61,7 @@ export function alertChannel(options: AlertChannelOptions): DeliveryChannel {
           allowPrivate: options.allowPrivate,
         },
       );
+      return { ...result, sentBody: body };
     },
   };
 }

@@ -1,33 +1,61 @@
-// The body of a low-balance alert: the raw payload, a custom template filled from it, or the chat
-// formats of mailbox webhooks, fed a short notice written as an email.
+// The body of an alert: the raw payload, a custom template filled from it, or the chat formats of
+// mailbox webhooks, fed a short notice written as an email. Low-balance alerts and endpoint-health
+// alerts (endpoint_alert.ts) alike.
 import type { EmailPayload, FormatSettings } from "../webhooks/payloads.ts";
 import { renderEmail } from "../webhooks/formats/mod.ts";
 import { renderTemplate } from "../webhooks/formats/custom_template.ts";
 import { SERVICE_NAME } from "../service_info.ts";
-import type { LowBalancePayload } from "./low_balance.ts";
+import { LowBalancePayload } from "./low_balance.ts";
+import { EndpointAlertPayload } from "./endpoint_alert.ts";
 
 /** How the call log names the alert targets: attempts of alert deliveries have these paths. */
 export const ALERT_WEBHOOK_PATH = "@low-balance";
 export const ALERT_EMAIL_PATH = "@low-balance-email";
+export const HEALTH_ALERT_WEBHOOK_PATH = "@webhook-alert";
+export const HEALTH_ALERT_EMAIL_PATH = "@webhook-alert-email";
 
-export function alertSubject(alert: LowBalancePayload): string {
-  return `Low balance: ${alert.wallet} credits left`;
+/** A queued alert: an endpoint alert names its type; a low-balance alert (the older shape) does not. */
+export type AlertPayload =
+  | { kind: "low balance"; payload: LowBalancePayload }
+  | { kind: "endpoint"; payload: EndpointAlertPayload };
+
+export function isEndpointAlert(payload: unknown): boolean {
+  return EndpointAlertPayload.safeParse(payload).success;
 }
 
-export function alertText(alert: LowBalancePayload): string {
-  return `The balance of wallet ${alert.token_hash} is ${alert.wallet} credits, below your alert threshold ` +
-    `of ${alert.threshold}. Recharge to keep your calls served.`;
+export function parseAlert(payload: unknown): AlertPayload {
+  const endpoint = EndpointAlertPayload.safeParse(payload);
+  if (endpoint.success) return { kind: "endpoint", payload: endpoint.data };
+  return { kind: "low balance", payload: LowBalancePayload.parse(payload) };
 }
 
-export function renderAlert(alert: LowBalancePayload, settings: FormatSettings, now: Date): unknown {
-  if (!settings.format) return alert;
-  if (settings.format === "custom") return renderTemplate(settings.template ?? {}, { ...alert });
+export function alertSubject(alert: AlertPayload): string {
+  if (alert.kind === "endpoint") return alert.payload.subject;
+  return `Low balance: ${alert.payload.wallet} credits left`;
+}
+
+export function alertText(alert: AlertPayload): string {
+  if (alert.kind === "endpoint") return alert.payload.text;
+  const { token_hash, wallet, threshold } = alert.payload;
+  return `The balance of wallet ${token_hash} is ${wallet} credits, below your alert threshold ` +
+    `of ${threshold}. Recharge to keep your calls served.`;
+}
+
+/** What PagerDuty deduplicates on: one incident per wallet and threshold, or per webhook and alert type. */
+function noticeId(alert: AlertPayload): string {
+  if (alert.kind === "endpoint") return `${alert.payload.type}-${alert.payload.webhookId}`;
+  return `low-balance-${alert.payload.token_hash.slice(0, 16)}-${alert.payload.threshold}`;
+}
+
+export function renderAlert(alert: AlertPayload, settings: FormatSettings, now: Date): unknown {
+  if (!settings.format) return alert.payload;
+  if (settings.format === "custom") return renderTemplate(settings.template ?? {}, { ...alert.payload });
   const notice: EmailPayload = {
-    externalMessageId: `low-balance-${alert.token_hash.slice(0, 16)}-${alert.threshold}`,
+    externalMessageId: noticeId(alert),
     receivedAt: now.toISOString(),
     from: { email: "", name: SERVICE_NAME },
-    to: { hash: alert.token_hash },
-    webhookId: ALERT_WEBHOOK_PATH,
+    to: { hash: alert.payload.token_hash },
+    webhookId: alert.kind === "endpoint" ? HEALTH_ALERT_WEBHOOK_PATH : ALERT_WEBHOOK_PATH,
     recipient: "",
     cc: [],
     subject: alertSubject(alert),

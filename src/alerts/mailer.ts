@@ -1,13 +1,12 @@
-// Sends low-balance alert emails through the SMTP relay of SMTP_RELAY_URL (nodemailer). Without a
+// Sends alert emails (low balance, endpoint health) through the SMTP relay of SMTP_RELAY_URL (nodemailer). Without a
 // relay an alert email is recorded as not sent.
 import nodemailer from "nodemailer";
 import type { AttemptResult } from "../webhooks/delivery_channel.ts";
-import type { LowBalancePayload } from "./low_balance.ts";
-import { alertSubject, alertText } from "./format.ts";
+import { type AlertPayload, alertSubject, alertText } from "./format.ts";
 import { describeError } from "../log.ts";
 
 export interface AlertMailer {
-  send(to: string, alert: LowBalancePayload): Promise<AttemptResult>;
+  send(to: string, alert: AlertPayload): Promise<AttemptResult>;
 }
 
 const SEND_TIMEOUT_MS = 10_000;
@@ -36,8 +35,19 @@ export function createAlertMailer(relayUrl: string | undefined, from: string): A
     async send(to, alert) {
       const started = performance.now();
       try {
-        await transport.sendMail({ from, to, subject: alertSubject(alert), text: alertText(alert) });
-        return { ok: true, status: 250, latencyMs: Math.round(performance.now() - started) };
+        const info = await transport.sendMail({
+          from,
+          to,
+          subject: alertSubject(alert),
+          text: alertText(alert),
+        });
+        const excerpt = String(info.response ?? "").slice(0, 1024);
+        return {
+          ok: true,
+          status: 250,
+          latencyMs: Math.round(performance.now() - started),
+          ...(excerpt ? { excerpt } : {}),
+        };
       } catch (error) {
         const code = (error as { responseCode?: number }).responseCode;
         return {

@@ -1,11 +1,13 @@
 // What one accepted email is for one mailbox (CONTRACT section 9), decided purely under the owner's
 // lock: the mailbox must still be this webhook's, the price is settled from its settings (2, or 5
 // with forwarded attachments), and the acceptance is EmailReceived, the stored files and the queued
-// delivery. SMTP outcomes are the command's own: accepted, unknown or insufficient.
+// delivery (held, with no attempt planned, while the webhook is paused: mail is still accepted and
+// charged). SMTP outcomes are the command's own: accepted, unknown or insufficient.
 import type { BilledCommand, CallDecision, Idempotency } from "../ledger/command.ts";
 import { INSUFFICIENT_CREDITS } from "../ledger/command.ts";
 import { read } from "../ledger/reads.ts";
 import { webhookRead } from "../../projections/webhooks.ts";
+import { webhookHealthRead, type WebhookHealthRow } from "../../projections/webhook_health.ts";
 import type { WebhookConfig } from "../webhooks/config/config.ts";
 import type { StoreAttachment } from "../attachments/store.ts";
 import type { AttachmentRef } from "../attachments/signed_link.ts";
@@ -41,7 +43,11 @@ function refusal(outcome: AcceptOutcome, status: number, error: string): CallDec
 /** The acceptance once the owner's lock is held and the mailbox read again. */
 export function acceptEmail(
   arrival: EmailArrival,
-  state: { wallet: { wallet_id: string; balance: number }; webhook: WebhookConfig | undefined },
+  state: {
+    wallet: { wallet_id: string; balance: number };
+    webhook: WebhookConfig | undefined;
+    health?: WebhookHealthRow;
+  },
 ): CallDecision<AcceptOutcome> {
   const { email, recipient, ids } = arrival;
   const webhook = state.webhook;
@@ -81,12 +87,13 @@ export function acceptEmail(
     messageId: ids.messageId,
     cost,
     payload: queuedEmailOf(email, mailbox),
-  });
+  }, { held: state.health?.paused_at != null });
+  const received = { deliveryId: ids.deliveryId, messageId: ids.messageId, size: arrival.size };
   return {
     outcome: "accepted",
     log: { status: 250 },
     charge: cost,
-    events: [emailReceivedEvent(email, mailbox, { deliveryId: ids.deliveryId, size: arrival.size })],
+    events: [emailReceivedEvent(email, mailbox, received)],
     effects: [...files, delivery],
   };
 }
@@ -105,7 +112,8 @@ function deduplication(key: string): Idempotency<AcceptOutcome> {
 /** The billed command of one email to one mailbox. */
 export function acceptEmailCommand(arrival: EmailArrival) {
   const { mailbox } = arrival;
-  const reads = { webhook: read(webhookRead, { walletId: mailbox.walletId, webhookId: mailbox.webhookId }) };
+  const key = { walletId: mailbox.walletId, webhookId: mailbox.webhookId };
+  const reads = { webhook: read(webhookRead, key), health: read(webhookHealthRead, key) };
   const command: BilledCommand<AcceptOutcome, typeof reads> = {
     walletId: mailbox.walletId,
     // The price as the webhook read at RCPT; decide settles it again under the lock.
@@ -113,7 +121,8 @@ export function acceptEmailCommand(arrival: EmailArrival) {
     call: { method: "SMTP", path: arrival.recipient, endpoint: "email", startedAt: arrival.startedAt },
     ...(arrival.duplicateKey ? { idempotency: deduplication(arrival.duplicateKey) } : {}),
     reads,
-    decide: ({ wallet, reads }) => acceptEmail(arrival, { wallet, webhook: reads.webhook }),
+    decide: ({ wallet, reads }) =>
+      acceptEmail(arrival, { wallet, webhook: reads.webhook, health: reads.health }),
     unpaid: () => refusal("insufficient", 402, INSUFFICIENT_CREDITS),
   };
   return command;

@@ -45,6 +45,8 @@ export function queuedEmailOf(email: ParsedEmail, mailbox: MailboxContext): Queu
 
 export interface ReceivedFacts {
   deliveryId: string;
+  /** The delivery's `webhook-id`, which the delivery history shows. */
+  messageId?: string;
   /** Bytes of the raw message. */
   size: number;
 }
@@ -72,6 +74,7 @@ export function emailReceivedEvent(
     size: facts.size,
     attachments,
     truncated: email.truncated,
+    ...(facts.messageId !== undefined ? { webhookMessageId: facts.messageId } : {}),
   });
 }
 

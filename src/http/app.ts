@@ -18,6 +18,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { kvRoutes } from "./routes/kv.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
+import { deliveryRoutes } from "./routes/deliveries.ts";
 import { attachmentRoutes } from "./routes/attachments.ts";
 import { paymentRoutes } from "./routes/payments.ts";
 import { settingsRoutes } from "./routes/settings.ts";
@@ -51,6 +52,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   tokenRoutes(app);
   kvRoutes(app);
   webhookRoutes(app);
+  deliveryRoutes(app);
   attachmentRoutes(app);
   paymentRoutes(app);
   settingsRoutes(app);

@@ -106,9 +106,11 @@ export class PendingWrites {
     const deleted: Row[] = [];
     const written: Row[] = [];
     for (const [id, { key, events }] of touched) {
-      const row = events.reduce<Row | undefined>((r, e) => projection.evolve(r, e), previous.get(id));
+      const before = previous.get(id);
+      const row = events.reduce<Row | undefined>((r, e) => projection.evolve(r, e), before);
       if (row) written.push(row);
-      else deleted.push(key);
+      // A model that loaded the row knows whether there is one to delete.
+      else if (before || !projection.readsPrevious) deleted.push(key);
     }
     return { removedWallets: [...removedWallets], deleted, written };
   }

@@ -4,8 +4,11 @@
 import type { PostResult } from "./http_post.ts";
 import type { ClaimedDelivery, DeliveryKind } from "./outbox.ts";
 
-/** A receiver's answer to one send: `status` is its reply code, when it answered. */
-export type AttemptResult = PostResult;
+/**
+ * A receiver's answer to one send: `status` is its reply code, when it answered; `sentBody` the
+ * JSON body sent, when one was.
+ */
+export type AttemptResult = PostResult & { sentBody?: string };
 
 export interface DeliveryChannel {
   /** One send; undefined when the target no longer exists (the delivery is given up). */

@@ -1,14 +1,15 @@
 // The delivery worker, one per instance: claims due outbox rows, POSTs each once, and records the
-// attempt (DeliveryAttempted, and DeliveryAbandoned when it gives up) in the same transaction that
-// reschedules or removes the row. Delivery is at least once: a crash between the POST and that
+// attempt (DeliveryAttempted, DeliveryAbandoned when it gives up, and what the endpoint's health
+// adds) in the same transaction that reschedules, holds or finishes the row. Delivery is at least once: a crash between the POST and that
 // commit repeats the POST after the lease, with the same `webhook-id` so receivers can deduplicate.
 import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Clock } from "../clock.ts";
 import { randomId } from "../ids.ts";
-import { claimDueDeliveries, type ClaimedDelivery } from "./outbox.ts";
+import { claimDueDeliveries, type ClaimedDelivery, newDeliveryId, newMessageId } from "./outbox.ts";
 import type { DeliveryChannels } from "./delivery_channel.ts";
 import { recordAttempt } from "./attempt_record.ts";
+import type { HealthRules } from "./endpoint_health.ts";
 import { logError } from "../log.ts";
 import { createBackoff } from "../backoff.ts";
 
@@ -20,6 +21,8 @@ export interface DeliveryWorkerOptions {
   channels: DeliveryChannels;
   /** DELIVERY_RETRY_SCALE: multiplies the retry waits. */
   retryScale: number;
+  /** WEBHOOK_PAUSE_AFTER_FAILURES and WEBHOOK_PAUSE_AFTER_HOURS; default 20 failures over 24 hours. */
+  health?: HealthRules;
   /** How often the outbox is polled for due rows; deliveries queued in this process also wake it. */
   pollMs?: number;
   /** Most attempts in flight at once in this instance; a slow receiver holds only its own slot. */
@@ -112,12 +115,19 @@ export async function attemptDelivery(
   delivery: ClaimedDelivery,
 ): Promise<void> {
   const channel = options.channels[delivery.kind];
-  const result = await channel.send(delivery, options.clock.now());
+  const at = options.clock.now();
+  const result = await channel.send(delivery, at);
   await options.ledger.appendUnbilled(recordAttempt({
     delivery,
     result,
     logPath: channel.logPath(delivery),
     attemptId: randomId(20),
+    at,
     retryScale: options.retryScale,
+    rules: options.health,
+    alertIds: {
+      deliveryIds: [newDeliveryId(), newDeliveryId()],
+      messageIds: [newMessageId(), newMessageId()],
+    },
   }));
 }

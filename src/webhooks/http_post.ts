@@ -9,9 +9,13 @@ import { isPublicAddress, stripBrackets } from "./url_safety.ts";
 import { HEADER_NAME, HEADER_VALUE, TRANSPORT_HEADERS } from "./headers.ts";
 import { describeError } from "../log.ts";
 
+/**
+ * `excerpt`: the start of the receiver's answer (at most MAX_EXCERPT_BYTES, as text), when it
+ * answered with a body.
+ */
 export type PostResult =
-  | { ok: true; status: number; latencyMs: number }
-  | { ok: false; status?: number; latencyMs: number; error: string; retryable: boolean };
+  | { ok: true; status: number; latencyMs: number; excerpt?: string }
+  | { ok: false; status?: number; latencyMs: number; error: string; retryable: boolean; excerpt?: string };
 
 /** Resolves a host name to IP addresses (strings). */
 export type Resolver = (hostname: string) => Promise<string[]>;
@@ -34,13 +38,15 @@ export interface VetAddressesOptions {
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
-/** Response bytes read (then discarded) before the connection is dropped. */
+/** Response bytes read before the connection is dropped; all but the excerpt are discarded. */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
+/** Bytes of the answer kept as its excerpt (issue 13: at most 1 KiB of text). */
+export const MAX_EXCERPT_BYTES = 1024;
 const MAX_ERROR_DETAIL = 200;
 
 type Outcome =
-  | { ok: true; status: number }
-  | { ok: false; status?: number; error: string; retryable: boolean };
+  | { ok: true; status: number; excerpt?: string }
+  | { ok: false; status?: number; error: string; retryable: boolean; excerpt?: string };
 
 /**
  * The addresses a connection to `host` may use: an IP literal is judged itself, a name is resolved
@@ -178,19 +184,37 @@ function send(target: URL, body: Uint8Array, headers: Record<string, string>, op
     request.on("error", (error) => finish(networkFailure(error)));
     request.on("response", (response) => {
       answered = classify(response.statusCode ?? 0, response.headers.location);
-      // Drain a bounded amount so the receiver is not cut off mid-write, then drop the rest.
+      // Drain a bounded amount so the receiver is not cut off mid-write, then drop the rest; the
+      // first bytes are kept as the excerpt.
+      const excerpt = new Uint8Array(MAX_EXCERPT_BYTES);
       let read = 0;
-      response.on("data", (chunk: Uint8Array) => {
-        read += chunk.byteLength;
-        if (read >= MAX_RESPONSE_BYTES) finish(answered!);
+      const answer = () => ({
+        ...answered!,
+        ...excerptOf(excerpt.subarray(0, Math.min(read, excerpt.length))),
       });
-      response.on("end", () => finish(answered!));
-      response.on("error", () => finish(answered!));
-      response.on("close", () => finish(answered!));
+      response.on("data", (chunk: Uint8Array) => {
+        if (read < excerpt.length) excerpt.set(chunk.subarray(0, excerpt.length - read), read);
+        read += chunk.byteLength;
+        if (read >= MAX_RESPONSE_BYTES) finish(answer());
+      });
+      response.on("end", () => finish(answer()));
+      response.on("error", () => finish(answer()));
+      response.on("close", () => finish(answer()));
     });
     if (options.deadline.aborted) onDeadline();
     else request.end(body);
   });
+}
+
+/**
+ * The excerpt of an answer's first bytes: UTF-8 text, a character cut by the byte limit dropped
+ * (invalid bytes read as U+FFFD). None for an empty body.
+ */
+export function excerptOf(bytes: Uint8Array): { excerpt?: string } {
+  if (bytes.length === 0) return {};
+  let text = new TextDecoder().decode(bytes, { stream: true });
+  if (text.length === 0) text = new TextDecoder().decode(bytes);
+  return { excerpt: text };
 }
 
 type LookupCallback = (

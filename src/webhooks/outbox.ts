@@ -1,8 +1,11 @@
-// The delivery outbox (table `webhook_deliveries`): what must still be sent. A row is written by the
-// `queueDelivery` effect in the transaction of the fact that causes it (an accepted email, a fired
-// run, a low-balance alert), so a delivery survives any crash after the commit; workers claim due
-// rows with a lease, and the attempt's result moves or removes the row in its own transaction.
+// The delivery outbox (table `webhook_deliveries`): what must be sent, and for 7 days what was. A
+// row is written by the `queueDelivery` effect in the transaction of the fact that causes it (an
+// accepted email, a fired run, an alert), so a delivery survives any crash after the commit;
+// workers claim due rows with a lease, and the attempt's result moves the row in its own
+// transaction (outbox_effects.ts). A finished row keeps its payload, the body last sent and the
+// receivers' answers, so it can be shown and sent again, until its time partition is dropped.
 import type { Queryable, Sql } from "../db/connect.ts";
+import type { TimePartitioning } from "../db/partitions.ts";
 import type { ReadKind } from "../../projections/projection.ts";
 import type { Effect } from "../ledger/command.ts";
 import type { EffectApplier } from "../ledger/pending_writes.ts";
@@ -12,6 +15,18 @@ import { randomId } from "../ids.ts";
 
 /** Email and scheduled deliveries go to a webhook; alerts to the wallet's alert webhook or email. */
 export type DeliveryKind = "email" | "scheduled" | "alert_webhook" | "alert_email";
+
+/** Deliveries, tests included, are kept this long after they were queued (issue: 7 days). */
+export const DELIVERY_RETENTION_MS = 7 * 24 * 3600 * 1000;
+const HOUR_MS = 3600 * 1000;
+
+/** Like the call logs: 12-hour partitions by expiry, a day ahead of the furthest new expiry. */
+export const OUTBOX_PARTITIONING: TimePartitioning = {
+  table: "webhook_deliveries",
+  column: "expires_at",
+  widthMs: 12 * HOUR_MS,
+  aheadMs: DELIVERY_RETENTION_MS + 24 * HOUR_MS,
+};
 
 /** An email as queued: attachments are references, their links are signed at each attempt. */
 export type QueuedEmail = Omit<EmailPayload, "attachments"> & { attachments: AttachmentRef[] };
@@ -52,9 +67,11 @@ export function newMessageId(): string {
 export interface QueueDelivery extends Effect {
   type: "queueDelivery";
   delivery: NewDelivery;
+  /** Its webhook is paused: the row waits, with no attempt planned, until it resumes. */
+  held?: boolean;
 }
 
-export function queueDelivery(delivery: NewDelivery): QueueDelivery {
+export function queueDelivery(delivery: NewDelivery, options: { held?: boolean } = {}): QueueDelivery {
   // The id is signed as "id.timestamp.body": a "." would make the signed content ambiguous.
   if (!/^[A-Za-z0-9_-]{1,100}$/.test(delivery.messageId)) {
     throw new Error(`Invalid delivery message id "${delivery.messageId}"`);
@@ -62,14 +79,14 @@ export function queueDelivery(delivery: NewDelivery): QueueDelivery {
   if (!Number.isInteger(delivery.cost) || delivery.cost < 0) {
     throw new Error(`Invalid delivery cost ${delivery.cost}`);
   }
-  return { type: "queueDelivery", delivery };
+  return { type: "queueDelivery", delivery, ...(options.held ? { held: true } : {}) };
 }
 
 /** Inserts the queued rows, first attempt due at once; `onQueued` hears of them after the commit. */
 export function queueDeliveries(onQueued: () => void = () => {}): EffectApplier<QueueDelivery> {
   return {
     async apply(tx, effects, now) {
-      const rows = effects.map(({ delivery: d }) => ({
+      const rows = effects.map(({ delivery: d, held }) => ({
         wallet_id: d.walletId,
         id: d.id,
         webhook_id: d.webhookId ?? null,
@@ -77,13 +94,17 @@ export function queueDeliveries(onQueued: () => void = () => {}): EffectApplier<
         payload: d.payload,
         message_id: d.messageId,
         cost: d.cost,
+        held: held === true,
       }));
+      const expiresAt = new Date(now.getTime() + DELIVERY_RETENTION_MS);
       await tx`
         insert into webhook_deliveries (wallet_id, id, webhook_id, kind, payload, message_id, cost, next_attempt_at,
-                                        created_at)
-        select x.wallet_id, x.id, x.webhook_id, x.kind, x.payload, x.message_id, x.cost, ${now}, ${now}
+                                        held, created_at, expires_at)
+        select x.wallet_id, x.id, x.webhook_id, x.kind, x.payload, x.message_id, x.cost,
+               case when x.held then null else ${now}::timestamptz end, x.held, ${now}, ${expiresAt}
         from jsonb_to_recordset(${tx.json(rows as never)}) as x(
-          wallet_id text, id text, webhook_id text, kind text, payload jsonb, message_id text, cost integer)`;
+          wallet_id text, id text, webhook_id text, kind text, payload jsonb, message_id text, cost integer,
+          held boolean)`;
     },
     afterCommit: () => onQueued(),
   };
@@ -99,10 +120,13 @@ interface DeliveryRow {
   cost: number;
   attempts: number;
   claim_token: string;
+  next_attempt_at: Date;
+  created_at: Date;
 }
 
 /**
- * Claims up to `limit` due deliveries for `leaseMs`. SKIP LOCKED lets several instances claim at
+ * Claims up to `limit` due deliveries for `leaseMs`, the longest due first and, among those due
+ * together (a resumed webhook's), the oldest first. SKIP LOCKED lets several instances claim at
  * once without waiting on or taking each other's rows; the lease keeps a claimed row away from them
  * afterwards, and hands it to another instance if this one dies before recording the attempt.
  */
@@ -114,15 +138,21 @@ export async function claimDueDeliveries(
   const token = randomId(20);
   const rows = await sql<DeliveryRow[]>`
     with due as (
-      select wallet_id, id from webhook_deliveries
+      select wallet_id, id, expires_at from webhook_deliveries
       where next_attempt_at <= ${now} and (locked_until is null or locked_until <= ${now})
-      order by next_attempt_at
+      order by next_attempt_at, created_at
       limit ${limit}
       for update skip locked)
     update webhook_deliveries d
     set locked_until = ${new Date(now.getTime() + leaseMs)}, claim_token = ${token}
-    from due where d.wallet_id = due.wallet_id and d.id = due.id
-    returning d.wallet_id, d.id, d.webhook_id, d.kind, d.payload, d.message_id, d.cost, d.attempts, d.claim_token`;
+    from due where d.wallet_id = due.wallet_id and d.id = due.id and d.expires_at = due.expires_at
+    returning d.wallet_id, d.id, d.webhook_id, d.kind, d.payload, d.message_id, d.cost, d.attempts, d.claim_token,
+              d.next_attempt_at, d.created_at`;
+  // UPDATE ... RETURNING keeps no order: the attempts start in the order they were due.
+  rows.sort((a, b) =>
+    a.next_attempt_at.getTime() - b.next_attempt_at.getTime() ||
+    a.created_at.getTime() - b.created_at.getTime()
+  );
   return rows.map((row) =>
     ({
       walletId: row.wallet_id,
@@ -162,38 +192,4 @@ export const deliveryClaimRead: ReadKind<ClaimKey, true> = {
   },
   touches: () => [],
   evolve: (held) => held,
-};
-
-/** After a failed attempt that will be retried: counts it and sets the next due time. */
-export interface RescheduleDelivery extends Effect {
-  type: "rescheduleDelivery";
-  claim: ClaimKey;
-  at: Date;
-}
-
-/** After success or giving up: the delivery leaves the outbox. */
-export interface CompleteDelivery extends Effect {
-  type: "completeDelivery";
-  claim: ClaimKey;
-}
-
-export const rescheduleDeliveries: EffectApplier<RescheduleDelivery> = {
-  async apply(tx, effects) {
-    for (const { claim, at } of effects) {
-      await tx`
-        update webhook_deliveries
-        set attempts = attempts + 1, next_attempt_at = ${at}, locked_until = null, claim_token = null
-        where wallet_id = ${claim.walletId} and id = ${claim.id} and claim_token = ${claim.claimToken}`;
-    }
-  },
-};
-
-export const completeDeliveries: EffectApplier<CompleteDelivery> = {
-  async apply(tx, effects) {
-    for (const { claim } of effects) {
-      await tx`
-        delete from webhook_deliveries
-        where wallet_id = ${claim.walletId} and id = ${claim.id} and claim_token = ${claim.claimToken}`;
-    }
-  },
 };

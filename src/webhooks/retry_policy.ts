@@ -1,6 +1,7 @@
 // When a failed delivery is tried again (CONTRACT section 8). Pure: the caller passes the time.
 import type { AttemptResult } from "./delivery_channel.ts";
 import type { DeliveryKind } from "./outbox.ts";
+import type { ABANDON_CAUSES } from "../../events/catalogue.ts";
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -38,4 +39,15 @@ export function verdictAfter(
   }
   const wait = Math.max(1, Math.round(RETRY_DELAYS_MS[attempt - 1] * scale));
   return { action: "retry", at: new Date(now.getTime() + wait) };
+}
+
+/** Why a delivery whose verdict is "abandon" was given up: the status it is shown with follows from it. */
+export function abandonCause(
+  kind: DeliveryKind,
+  attempt: number,
+  result: AttemptResult,
+): typeof ABANDON_CAUSES[number] {
+  if (kind === "scheduled") return "not retried";
+  if (!result.ok && !result.retryable) return "final answer";
+  return attempt >= MAX_ATTEMPTS ? "retries exhausted" : "final answer";
 }

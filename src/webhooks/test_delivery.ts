@@ -2,7 +2,8 @@
 // for the webhook's mode, rendered, signed and POSTed once, exactly as a real delivery would be.
 // It runs before the call is billed: the ledger's transaction holds the wallet's lock, which must not
 // wait up to 10 s on a stranger's server. So the call is checked first (webhook, credits, a replayed
-// Idempotency-Key), to POST only when the ledger will serve it, and billed after with the outcome.
+// Idempotency-Key), to POST only when the ledger will serve it, and billed after with the outcome,
+// which the delivery history keeps as a finished delivery of kind `test` (TestRecord).
 import { z } from "@hono/zod-openapi";
 import type { Sql } from "../db/connect.ts";
 import type { Clock } from "../clock.ts";
@@ -14,6 +15,7 @@ import { linkSigning, renderDeliveryBody, signedPost } from "./deliver.ts";
 import { testDelivery } from "./test_payload.ts";
 import type { WebhookConfig } from "./config/config.ts";
 import { randomId, randomLowerId } from "../ids.ts";
+import { newDeliveryId } from "./outbox.ts";
 import { describeError } from "../log.ts";
 
 /** Characters of a render failure's reason kept in the answer. */
@@ -22,6 +24,25 @@ const MAX_REASON_CHARS = 200;
 export const TestResult = z.strictObject({ success: z.boolean(), message: z.string() })
   .openapi("WebhookTestResult");
 export type TestResult = z.infer<typeof TestResult>;
+
+/** What the delivery history keeps of a test send. */
+export interface TestRecord {
+  deliveryId: string;
+  /** `test_` + random: the `webhook-id` header sent. */
+  messageId: string;
+  at: Date;
+  ok: boolean;
+  status?: number;
+  error?: string;
+  latencyMs: number;
+  sentBody?: string;
+  excerpt?: string;
+}
+
+export interface SentTest {
+  answer: TestResult;
+  record: TestRecord;
+}
 
 export interface TestDeliveryDeps {
   sql: Sql;
@@ -41,7 +62,7 @@ export interface TestDeliveryRequest {
 export async function sendTestDelivery(
   deps: TestDeliveryDeps,
   request: TestDeliveryRequest,
-): Promise<TestResult | undefined> {
+): Promise<SentTest | undefined> {
   const { sql, clock } = deps;
   const { walletId, webhookId, idempotencyKey } = request;
   const [wallet, webhook, prior] = await Promise.all([
@@ -55,9 +76,14 @@ export async function sendTestDelivery(
   return await postTestPayload(deps, walletId, webhook);
 }
 
-async function postTestPayload(deps: TestDeliveryDeps, walletId: string, webhook: WebhookConfig) {
+async function postTestPayload(
+  deps: TestDeliveryDeps,
+  walletId: string,
+  webhook: WebhookConfig,
+): Promise<SentTest> {
   const { sql, config } = deps;
   const now = deps.clock.now();
+  const ids = { deliveryId: newDeliveryId(), messageId: `test_${randomId(24)}`, at: now };
   try {
     const content = testDelivery(webhook, {
       hash: walletId,
@@ -67,15 +93,27 @@ async function postTestPayload(deps: TestDeliveryDeps, walletId: string, webhook
     });
     const body = await renderDeliveryBody(webhook, content, await linkSigning(sql, config), now);
     const result = await signedPost(webhook, body, {
-      messageId: `test_${randomId(24)}`,
+      messageId: ids.messageId,
       now,
       allowPrivate: config.allowPrivateWebhooks,
     });
+    const record: TestRecord = {
+      ...ids,
+      ok: result.ok,
+      ...(result.status !== undefined ? { status: result.status } : {}),
+      ...(result.ok ? {} : { error: result.error }),
+      latencyMs: result.latencyMs,
+      sentBody: body,
+      ...(result.excerpt !== undefined ? { excerpt: result.excerpt } : {}),
+    };
     return result.ok
-      ? { success: true, message: "test webhook delivered" }
-      : { success: false, message: `webhook call failed: ${result.error}` };
+      ? { answer: { success: true, message: "test webhook delivered" }, record }
+      : { answer: { success: false, message: `webhook call failed: ${result.error}` }, record };
   } catch (error) {
-    const reason = describeError(error).slice(0, MAX_REASON_CHARS);
-    return { success: false, message: `webhook call failed: cannot render payload: ${reason}` };
+    const reason = `cannot render payload: ${describeError(error).slice(0, MAX_REASON_CHARS)}`;
+    return {
+      answer: { success: false, message: `webhook call failed: ${reason}` },
+      record: { ...ids, ok: false, error: reason, latencyMs: 0 },
+    };
   }
 }

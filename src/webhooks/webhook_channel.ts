@@ -33,11 +33,12 @@ export function webhookChannel(options: WebhookChannelOptions): DeliveryChannel 
           error: `cannot render payload: ${describeError(error)}`,
         };
       }
-      return await signedPost(webhook, body, {
+      const result = await signedPost(webhook, body, {
         messageId: delivery.messageId,
         now: at,
         allowPrivate: options.allowPrivate,
       });
+      return { ...result, sentBody: body };
     },
   };
 }

@@ -181,3 +181,14 @@ export async function auditOf(service: Service): Promise<{ code: number; stdout:
     await service.start();
   }
 }
+
+/** Runs the replay; on the embedded database the service is stopped first and started again after. */
+export async function replayOf(service: Service): Promise<{ code: number; stdout: string; stderr: string }> {
+  if (!embedded) return await runTask(service, "replay");
+  await service.stop();
+  try {
+    return await runTask(service, "replay");
+  } finally {
+    await service.start();
+  }
+}

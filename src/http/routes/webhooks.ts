@@ -235,7 +235,7 @@ async function testWebhook(c: Ctx, webhookId: string): Promise<Response> {
   const walletId = c.get("walletId")!;
   const idempotencyKey = c.req.header("idempotency-key");
   const request = { walletId, webhookId, price: WEBHOOK.price, idempotencyKey };
-  const result = await sendTestDelivery(c.get("services"), request);
-  if (result === undefined) return billedWebhookCall(c, (state) => testNotSent(webhookId, state));
-  return billed(c, { decide: () => testSent(result) });
+  const sent = await sendTestDelivery(c.get("services"), request);
+  if (sent === undefined) return billedWebhookCall(c, (state) => testNotSent(webhookId, state));
+  return billed(c, { decide: () => testSent(sent.answer, { walletId, webhookId, record: sent.record }) });
 }

@@ -124,8 +124,15 @@ export const CreateWebhookInput = z.strictObject({
 /** PUT /webhook/<id>: the whole configuration; the path names the webhook. */
 export const ReplaceWebhookInput = z.strictObject(settingsFields, expected("a JSON object"));
 
-/** PATCH /webhook/<id>: only the fields sent; `null` clears a mailbox field or the schedule. */
+/**
+ * PATCH /webhook/<id>: only the fields sent; `null` clears a mailbox field or the schedule. `active`
+ * pauses or resumes a mailbox webhook.
+ */
 export const PatchWebhookInput = z.strictObject({
+  active: z.boolean(expected("true or false")).optional()
+    .openapi({
+      description: "Mailbox webhooks: false pauses (mail still accepted, deliveries wait), true resumes",
+    }),
   url: Url.optional(),
   headers: HeaderMap.optional(),
   format: Format.nullable().optional(),

@@ -8,6 +8,7 @@ import { nextRunAt } from "../../schedules/cron.ts";
 import type { ScheduleRow } from "../../../projections/schedules.ts";
 import { WebhookId } from "./input.ts";
 import type { ScheduleSettings, WebhookConfig } from "./config.ts";
+import type { Pause } from "../pause.ts";
 
 const dateTime = (description: string) => z.string().nullable().openapi({ format: "date-time", description });
 
@@ -29,6 +30,14 @@ const identity = {
   secret: z.string().optional().openapi({ description: "Only when created: the signing key, whsec_..." }),
 };
 
+const pauseFields = {
+  pausedReason: z.string().optional()
+    .openapi({
+      description: 'Only while paused: "paused by owner", or "endpoint failing" when the service paused it',
+    }),
+  pausedAt: z.string().optional().openapi({ format: "date-time", description: "Only while paused" }),
+};
+
 export const MailboxWebhookView = z.strictObject({
   ...identity,
   email: z.string().openapi({ description: "The address receiving mail, kept for the webhook's life" }),
@@ -37,10 +46,17 @@ export const MailboxWebhookView = z.strictObject({
   options: z.record(z.string(), z.string())
     .openapi({ description: 'Sensitive values (names with key, token or secret) read as "***"' }),
   includeAttachments: z.boolean(),
+  active: z.boolean().openapi({
+    description: "false: paused; mail is still accepted and its deliveries wait",
+  }),
+  ...pauseFields,
 }).openapi("MailboxWebhook");
 
-export const ScheduledWebhookView = z.strictObject({ ...identity, schedule: ScheduleView })
-  .openapi("ScheduledWebhook");
+export const ScheduledWebhookView = z.strictObject({
+  ...identity,
+  schedule: ScheduleView,
+  ...pauseFields,
+}).openapi("ScheduledWebhook");
 
 export const WebhookView = z.union([MailboxWebhookView, ScheduledWebhookView]).openapi("Webhook");
 export type WebhookView = z.infer<typeof WebhookView>;
@@ -55,6 +71,8 @@ export interface ViewOptions {
   includeSecret?: boolean;
   /** The webhook's row in the schedule model: its planned next run and last run. */
   schedule?: ScheduleRow;
+  /** The webhook's pause, if it is paused. */
+  pause?: Pause | null;
 }
 
 /** The webhook object of the API. */
@@ -66,8 +84,13 @@ export function webhookView(config: WebhookConfig, options: ViewOptions): Webhoo
     hash: options.hash,
   };
   const secret = options.includeSecret ? { secret: config.secret } : {};
+  const pause = options.pause
+    ? { pausedReason: options.pause.reason, pausedAt: options.pause.at.toISOString() }
+    : undefined;
   if (config.mode === "scheduled") {
-    return { ...common, schedule: scheduleView(config.schedule, options.now, options.schedule), ...secret };
+    const schedule = scheduleView(config.schedule, options.now, options.schedule);
+    // A schedule the service turned off says why; one its owner turned off did not, and does not.
+    return { ...common, schedule, ...(pause && !config.schedule.active ? pause : {}), ...secret };
   }
   const { format, template, options: formatOptions, includeAttachments } = config.mailbox;
   return {
@@ -77,6 +100,8 @@ export function webhookView(config: WebhookConfig, options: ViewOptions): Webhoo
     ...(template ? { template } : {}),
     options: redactOptions(formatOptions),
     includeAttachments,
+    active: pause === undefined,
+    ...pause,
     ...secret,
   };
 }

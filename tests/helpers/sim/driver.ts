@@ -140,6 +140,36 @@ export class Simulation {
     };
   }
 
+  /** Pauses or resumes a webhook; the deliveries waiting as `paused` are listed. */
+  pauseStep(): Step {
+    const rng = this.rng;
+    const id = rng.pick(WEBHOOK_IDS);
+    const active = rng.chance(0.5);
+    return async (w) => {
+      const body = JSON.stringify({ active });
+      const model = w.setActive(id, active);
+      const path = `/webhook/${id}`;
+      await this.expectBilled(
+        `PATCH ${path} active=${active}`,
+        this.svc.request("PATCH", path, { token: w.token, body }),
+        model,
+      );
+      const webhook = w.webhooks.get(id);
+      if (model.status !== 200 || !webhook) return `PATCH ${path} active=${active}: ${model.status}`;
+      const list = w.bill(1, () => ({ status: 200 }));
+      const res = await this.expectBilled(
+        `GET ${path}/deliveries?status=paused`,
+        this.svc.request("GET", `${path}/deliveries?status=paused&limit=100`, { token: w.token }),
+        list,
+      );
+      if (res.status === 200) {
+        const paused = JSON.parse(res.text).deliveries.length;
+        assert.equal(paused, webhook.paused ? webhook.waiting ?? 0 : 0, `paused deliveries of ${id}`);
+      }
+      return `PATCH ${path} active=${active}`;
+    };
+  }
+
   paymentStep(): Step {
     const eventId = `evt_${this.seed}_${this.rng.int(3)}`;
     return async (w) => {
@@ -186,8 +216,9 @@ export class Simulation {
       () => this.paymentStep(),
       () => this.emailStep(),
       () => keyStep(this),
+      () => this.pauseStep(),
     ];
-    const weights = [0.45, 0.15, 0.05, 0.15, 0.2];
+    const weights = [0.42, 0.14, 0.04, 0.15, 0.18, 0.07];
     const chosen = this.wallets.filter(() => rng.chance(0.7)).map((w) => {
       let roll = rng.next();
       const kind = weights.findIndex((p) => (roll -= p) < 0);

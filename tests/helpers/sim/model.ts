@@ -31,6 +31,10 @@ export interface ModelWebhook {
   includeAttachments: boolean;
   /** Scheduled every 5 minutes in UTC: the next planned run. */
   nextRun?: number;
+  /** A mailbox webhook paused by its owner: its mail waits. */
+  paused?: boolean;
+  /** Emails queued to it (none is sent: no delivery worker runs in the simulation). */
+  waiting?: number;
 }
 
 /** A KV entry; `etag` is the ETag the service answered for this version, once a read saw it. */
@@ -221,6 +225,22 @@ export class ModelWallet {
     return this.bill(1, () => this.webhooks.delete(id) ? { status: 200, body: "OK" } : { status: 404 });
   }
 
+  /** PATCH {active}: pauses or resumes a mailbox webhook; a scheduled one refuses it. */
+  setActive(id: string, active: boolean): Billed {
+    return this.bill(1, () => {
+      const webhook = this.webhooks.get(id);
+      if (!webhook) return { status: 404 };
+      if (webhook.nextRun !== undefined) return { status: 400 };
+      webhook.paused = !active;
+      return { status: 200 };
+    });
+  }
+
+  /** Emails waiting for their paused webhook to resume (held outbox rows). */
+  held(): number {
+    return [...this.webhooks.values()].reduce((n, w) => n + (w.paused ? w.waiting ?? 0 : 0), 0);
+  }
+
   /** A confirmed payment of tier 1: credited once per event id; always answered 200. */
   pay(eventId: string): number {
     if (this.deactivated) return 400;
@@ -243,6 +263,7 @@ export class ModelWallet {
     this.balance -= cost;
     this.accepted.set(key, now);
     this.queued++;
+    webhook.waiting = (webhook.waiting ?? 0) + 1;
     return 250;
   }
 

@@ -1,0 +1,155 @@
+// The endpoint health read model: per webhook, whether it is paused (by its owner, or by the
+// service when its endpoint kept failing) and the streak of failed attempts that decides the
+// pause and the failure alert. Folded from the webhook events and the attempts of its email and
+// scheduled deliveries; a success ends a streak and its episode.
+import type { StoredEvent } from "../events/catalogue.ts";
+import { type Projection, type ReadKind, rowRead } from "./projection.ts";
+
+export interface WebhookHealthRow {
+  wallet_id: string;
+  webhook_id: string;
+  /** null: sending. */
+  paused_at: Date | null;
+  paused_reason: string | null;
+  /** Attempts failed in a row. */
+  failures: number;
+  /** The first failure of the streak. */
+  failing_since: Date | null;
+  last_status: number | null;
+  last_error: string | null;
+  /** The streak's alert went out: no other until a success (or a resume) ends the episode. */
+  failing_alerted: boolean;
+}
+
+const COLUMNS = [
+  "wallet_id",
+  "webhook_id",
+  "paused_at",
+  "paused_reason",
+  "failures",
+  "failing_since",
+  "last_status",
+  "last_error",
+  "failing_alerted",
+] as const;
+
+/** A webhook with no history: sending, no failures. */
+export function healthyRow(walletId: string, webhookId: string): WebhookHealthRow {
+  return {
+    wallet_id: walletId,
+    webhook_id: webhookId,
+    paused_at: null,
+    paused_reason: null,
+    failures: 0,
+    failing_since: null,
+    last_status: null,
+    last_error: null,
+    failing_alerted: false,
+  };
+}
+
+/** Whether an event is an attempt that speaks for the endpoint's health (not an alert's). */
+function endpointAttempt(event: StoredEvent): event is Extract<StoredEvent, { type: "DeliveryAttempted" }> {
+  return event.type === "DeliveryAttempted" && event.data.kind !== "alert";
+}
+
+function webhookIdOf(event: StoredEvent): string | null {
+  switch (event.type) {
+    case "WebhookCreated":
+    case "WebhookUpdated":
+    case "WebhookDeleted":
+    case "WebhookPaused":
+    case "WebhookResumed":
+    case "WebhookFailing":
+      return event.data.webhookId;
+  }
+  return endpointAttempt(event) ? event.data.webhookId : null;
+}
+
+/** Pure fold step of the health model. A webhook from before the model gets its row at its first event. */
+export function evolveHealth(
+  row: WebhookHealthRow | undefined,
+  event: StoredEvent,
+): WebhookHealthRow | undefined {
+  const webhookId = webhookIdOf(event);
+  if (webhookId === null) return row;
+  if (event.type === "WebhookCreated") return healthyRow(event.walletId, webhookId);
+  if (event.type === "WebhookDeleted") return undefined;
+  const current = row ?? healthyRow(event.walletId, webhookId);
+  switch (event.type) {
+    case "WebhookPaused":
+      return { ...current, paused_at: event.recordedAt, paused_reason: event.data.reason };
+    case "WebhookResumed":
+      // Resuming starts afresh: the next pause needs a whole new streak.
+      return { ...healthyRow(event.walletId, webhookId) };
+    case "WebhookFailing":
+      return { ...current, failing_alerted: true };
+    case "DeliveryAttempted": {
+      const d = event.data;
+      if (d.ok) return { ...current, failures: 0, failing_since: null, failing_alerted: false };
+      return {
+        ...current,
+        failures: current.failures + 1,
+        failing_since: current.failing_since ?? new Date(d.at ?? event.recordedAt.toISOString()),
+        last_status: d.status ?? null,
+        last_error: d.error ?? null,
+      };
+    }
+  }
+  return current;
+}
+
+export const webhookHealthProjection: Projection<WebhookHealthRow> = {
+  table: "webhook_health",
+  columns: COLUMNS,
+  keyColumns: ["wallet_id", "webhook_id"],
+  keyOf(event) {
+    const webhookId = webhookIdOf(event);
+    return webhookId === null ? null : JSON.stringify([event.walletId, webhookId]);
+  },
+  evolve: evolveHealth,
+  keyRow: (event) => ({ wallet_id: event.walletId, webhook_id: webhookIdOf(event)! }),
+  readsPrevious: true,
+  // A deactivated wallet's webhooks are gone (CONTRACT section 3).
+  removedWithWallet: true,
+};
+
+export interface HealthKey {
+  walletId: string;
+  webhookId: string;
+}
+
+/** One webhook's health as a ledger read (no row: a webhook from before the model, healthy). */
+export const webhookHealthRead = rowRead<HealthKey, WebhookHealthRow>(webhookHealthProjection, {
+  name: "webhook health",
+  id: ({ walletId, webhookId }) => JSON.stringify([walletId, webhookId]),
+  async load(sql, keys) {
+    const rows = await sql<WebhookHealthRow[]>`
+      select h.* from jsonb_to_recordset(${sql.json(keys as never)}) as x("walletId" text, "webhookId" text)
+      join webhook_health h on h.wallet_id = x."walletId" and h.webhook_id = x."webhookId"`;
+    return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.webhook_id]), row]));
+  },
+});
+
+/** All of a wallet's webhook health rows by webhook id, as a ledger read (the webhook list). */
+export const walletHealthRead: ReadKind<string, Map<string, WebhookHealthRow>> = {
+  name: "wallet webhook health",
+  id: (walletId) => walletId,
+  async load(sql, walletIds) {
+    const rows = await sql<
+      WebhookHealthRow[]
+    >`select * from webhook_health where wallet_id = any(${walletIds})`;
+    const found = new Map(walletIds.map((id) => [id, new Map<string, WebhookHealthRow>()]));
+    for (const row of rows) found.get(row.wallet_id)!.set(row.webhook_id, row);
+    return found;
+  },
+  touches: (event) => webhookIdOf(event) === null ? [] : [event.walletId],
+  evolve(rows, event) {
+    const next = new Map(rows);
+    const webhookId = webhookIdOf(event)!;
+    const row = evolveHealth(next.get(webhookId), event);
+    if (row) next.set(webhookId, row);
+    else next.delete(webhookId);
+    return next;
+  },
+};

@@ -1,0 +1,132 @@
+// The deliveries of a webhook (issue 13): GET /webhook/{webhookId}/deliveries,
+// GET /webhook/{webhookId}/deliveries/{deliveryId}, POST .../{deliveryId}/retry and
+// POST /webhook/{webhookId}/recover; 1 credit each, like the other webhook calls. The decisions are
+// in webhooks/deliveries/commands.ts.
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../env.ts";
+import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
+import { requireWallet } from "../middleware.ts";
+import { WebhookIdParam } from "../../webhooks/config/input.ts";
+import {
+  DEFAULT_PAGE,
+  DeliveriesQuery,
+  DeliveryPage,
+  DeliveryParams,
+  DeliveryView,
+  DeliveryWithPayload,
+  parseCursor,
+  RecoverInput,
+  RecoverResult,
+} from "../../webhooks/deliveries/view.ts";
+import {
+  deliveryReads,
+  listDeliveries,
+  listReads,
+  recoverDeliveries,
+  recoverReads,
+  retryDelivery,
+  showDelivery,
+} from "../../webhooks/deliveries/commands.ts";
+import { BILLING_NOTE, ERROR_RESPONSES, jsonOk, serve, textResponse, TokenHeader } from "../openapi.ts";
+import { documentedJson, readJsonBody } from "../json_body.ts";
+
+const WEBHOOK: RouteBilling = { price: 1, endpoint: "webhook" };
+const notFound = { 404: textResponse("`Webhook not found` or `Delivery not found`") };
+
+const listRoute = createRoute({
+  method: "get",
+  path: "/webhook/{webhookId}/deliveries",
+  summary: "A webhook's deliveries, newest first (kept 7 days)",
+  description: BILLING_NOTE,
+  middleware: [requireWallet, billing(WEBHOOK)] as const,
+  request: { headers: TokenHeader, params: WebhookIdParam, query: DeliveriesQuery },
+  responses: { ...jsonOk("A page of deliveries", DeliveryPage), ...ERROR_RESPONSES, ...notFound },
+});
+
+const showRoute = createRoute({
+  method: "get",
+  path: "/webhook/{webhookId}/deliveries/{deliveryId}",
+  summary: "One delivery, with the body it was sent with",
+  description: BILLING_NOTE,
+  middleware: [requireWallet, billing(WEBHOOK)] as const,
+  request: { headers: TokenHeader, params: DeliveryParams },
+  responses: {
+    ...jsonOk("The delivery and its payload", DeliveryWithPayload),
+    ...ERROR_RESPONSES,
+    ...notFound,
+  },
+});
+
+const retryRoute = createRoute({
+  method: "post",
+  path: "/webhook/{webhookId}/deliveries/{deliveryId}/retry",
+  summary: "Send a delivery once more now (same webhook-id, fresh signature)",
+  description:
+    "Works for failed, abandoned and delivered deliveries; a pending one's next attempt moves to " +
+    "now; a paused webhook's goes out when it resumes. The email or run is not charged again. " +
+    BILLING_NOTE,
+  middleware: [requireWallet, billing(WEBHOOK)] as const,
+  request: { headers: TokenHeader, params: DeliveryParams },
+  responses: {
+    ...jsonOk("The delivery as queued", DeliveryView),
+    ...ERROR_RESPONSES,
+    ...notFound,
+    409: textResponse("A test delivery is not sent again"),
+  },
+});
+
+const recoverRoute = createRoute({
+  method: "post",
+  path: "/webhook/{webhookId}/recover",
+  summary: "Send again every failed or abandoned delivery created in a window (at most 7 days back)",
+  description:
+    "At most 500 a call, oldest first: call again for the next ones. Nothing is charged again but " +
+    "the call. " + BILLING_NOTE,
+  middleware: [requireWallet, billing(WEBHOOK)] as const,
+  request: {
+    headers: TokenHeader,
+    params: WebhookIdParam,
+    body: documentedJson(RecoverInput, "The window: since, and until (default now)"),
+  },
+  responses: { ...jsonOk("How many were queued", RecoverResult), ...ERROR_RESPONSES, ...notFound },
+});
+
+export function deliveryRoutes(app: OpenAPIHono<AppEnv>) {
+  serve(app, listRoute, (c) => {
+    const walletId = c.get("walletId")!;
+    const { webhookId } = c.req.valid("param");
+    const query = c.req.valid("query");
+    const after = query.cursor === undefined ? undefined : parseCursor(query.cursor);
+    if (after && !after.ok) return billedFailure(c, 400, after.phrase);
+    const request = {
+      walletId,
+      webhookId,
+      ...(query.status ? { status: query.status } : {}),
+      limit: query.limit === undefined ? DEFAULT_PAGE : Number(query.limit),
+      ...(after ? { after: after.value } : {}),
+    };
+    return billed(c, { reads: listReads(request), decide: (state) => listDeliveries(request, state) });
+  });
+  serve(app, showRoute, (c) => {
+    const { webhookId, deliveryId } = c.req.valid("param");
+    return billed(c, {
+      reads: deliveryReads(c.get("walletId")!, webhookId, deliveryId),
+      decide: showDelivery,
+    });
+  });
+  serve(app, retryRoute, (c) => {
+    const { webhookId, deliveryId } = c.req.valid("param");
+    return billed(c, {
+      reads: deliveryReads(c.get("walletId")!, webhookId, deliveryId),
+      decide: retryDelivery,
+    });
+  });
+  serve(app, recoverRoute, async (c) => {
+    const { webhookId } = c.req.valid("param");
+    const input = await readJsonBody(c, RecoverInput);
+    if (!input.ok) return billedFailure(c, 400, input.phrase);
+    const request = { walletId: c.get("walletId")!, webhookId, ...input.value };
+    const reads = recoverReads(request, c.get("services").clock.now());
+    return billed(c, { reads, decide: (state) => recoverDeliveries(request, state) });
+  });
+}

@@ -1,0 +1,173 @@
+// The deliveries API's decisions (issue 13), pure: a page of a webhook's deliveries, one with its
+// payload, one sent again, and the failed ones of a window sent again. Each costs the route's price
+// (1) whatever its outcome; sending again never charges the email or the run a second time (its
+// attempts show no cost), and it goes out with the same webhook-id and a fresh signature.
+import { newEvent } from "../../../events/catalogue.ts";
+import type { CallDecision, DecideState } from "../../ledger/command.ts";
+import { read } from "../../ledger/reads.ts";
+import { answer, failure, jsonReply, type Reply } from "../../http/reply.ts";
+import { webhookRead } from "../../../projections/webhooks.ts";
+import { webhookHealthRead } from "../../../projections/webhook_health.ts";
+import {
+  type DeliveryDetail,
+  deliveryDetailRead,
+  deliveryPageRead,
+  type DeliveryStatus,
+  type PageCursor,
+  recoverableRead,
+} from "../../../projections/delivery_history_reads.ts";
+import { DELIVERY_RETENTION_MS } from "../outbox.ts";
+import type { RequeueDelivery } from "../outbox_effects.ts";
+import { WEBHOOK_NOT_FOUND } from "../commands.ts";
+import { cursorAfter, deliveryView } from "./view.ts";
+
+export const DELIVERY_NOT_FOUND = "Delivery not found";
+/** Deliveries one recover queues at most; a second call takes the next ones. */
+export const MAX_RECOVER = 500;
+
+function target(walletId: string, webhookId: string) {
+  return { walletId, webhookId };
+}
+
+export interface ListDeliveries {
+  walletId: string;
+  webhookId: string;
+  status?: DeliveryStatus;
+  limit: number;
+  after?: PageCursor;
+}
+
+export function listReads(request: ListDeliveries) {
+  return {
+    webhook: read(webhookRead, target(request.walletId, request.webhookId)),
+    page: read(deliveryPageRead, request),
+  };
+}
+type ListState = DecideState<ReturnType<typeof listReads>>;
+
+/** GET /webhook/<id>/deliveries: newest first, and a cursor when there are more. */
+export function listDeliveries(request: ListDeliveries, { reads }: ListState): CallDecision<Reply> {
+  if (!reads.webhook) return failure(404, WEBHOOK_NOT_FOUND);
+  const page = reads.page ?? [];
+  const shown = page.slice(0, request.limit);
+  const nextCursor = page.length > request.limit ? cursorAfter(shown[shown.length - 1]) : null;
+  return answer(jsonReply(200, { deliveries: shown.map(deliveryView), nextCursor }));
+}
+
+export function deliveryReads(walletId: string, webhookId: string, messageId: string) {
+  return {
+    webhook: read(webhookRead, target(walletId, webhookId)),
+    health: read(webhookHealthRead, target(walletId, webhookId)),
+    delivery: read(deliveryDetailRead, { walletId, webhookId, messageId }),
+  };
+}
+type DeliveryState = DecideState<ReturnType<typeof deliveryReads>>;
+
+/** The body last sent, as JSON; null before the first attempt. */
+function sentPayload(detail: DeliveryDetail): unknown {
+  if (detail.sentBody === null) return null;
+  try {
+    return JSON.parse(detail.sentBody);
+  } catch {
+    return detail.sentBody;
+  }
+}
+
+/** GET /webhook/<id>/deliveries/<deliveryId>: the delivery and the body last sent. */
+export function showDelivery({ reads }: DeliveryState): CallDecision<Reply> {
+  if (!reads.webhook) return failure(404, WEBHOOK_NOT_FOUND);
+  const detail = reads.delivery;
+  if (!detail) return failure(404, DELIVERY_NOT_FOUND);
+  return answer(jsonReply(200, { ...deliveryView(detail), payload: sentPayload(detail) }));
+}
+
+/** Whether an email of this webhook waits for a resume rather than going out now. */
+function waits(detail: DeliveryDetail, state: DeliveryState | RecoverState): boolean {
+  const { webhook, health } = state.reads;
+  return detail.row.kind === "email" && webhook?.mode === "mailbox" && health?.paused_at != null;
+}
+
+/** One delivery queued again: its event, its effect, and how it shows after. */
+function requeued(detail: DeliveryDetail, state: DeliveryState | RecoverState, reason: "retry" | "recover") {
+  const held = waits(detail, state);
+  const { row } = detail;
+  const event = newEvent("DeliveryRequeued", {
+    deliveryId: row.delivery_id,
+    webhookId: row.webhook_id,
+    messageId: row.message_id ?? row.delivery_id,
+    reason,
+  });
+  const effect: RequeueDelivery = {
+    type: "requeueDelivery",
+    walletId: row.wallet_id,
+    deliveryId: row.delivery_id,
+    held,
+  };
+  const shown: DeliveryDetail = {
+    ...detail,
+    status: held ? "paused" : "pending",
+    row: { ...row, status: "pending", next_attempt_at: state.now },
+  };
+  return { event, effect, shown };
+}
+
+/**
+ * POST /webhook/<id>/deliveries/<deliveryId>/retry: one more attempt now (at the resume when its
+ * webhook is paused). A pending delivery's next attempt moves to now. A test is not sent again.
+ */
+export function retryDelivery(state: DeliveryState): CallDecision<Reply> {
+  if (!state.reads.webhook) return failure(404, WEBHOOK_NOT_FOUND);
+  const detail = state.reads.delivery;
+  if (!detail || !detail.kept) return failure(404, DELIVERY_NOT_FOUND);
+  if (detail.row.kind === "test") {
+    const webhookId = detail.row.webhook_id;
+    return failure(
+      409,
+      `Delivery "${detail.row.message_id}" is a test: send a new one with POST /webhook/${webhookId}/test`,
+    );
+  }
+  const { event, effect, shown } = requeued(detail, state, "retry");
+  return answer(jsonReply(200, deliveryView(shown)), { events: [event], effects: [effect] });
+}
+
+export interface RecoverWindow {
+  walletId: string;
+  webhookId: string;
+  since: string;
+  until?: string;
+}
+
+export function recoverReads(request: RecoverWindow, now: Date) {
+  const until = request.until ?? now.toISOString();
+  return {
+    webhook: read(webhookRead, target(request.walletId, request.webhookId)),
+    health: read(webhookHealthRead, target(request.walletId, request.webhookId)),
+    failed: read(recoverableRead, {
+      ...target(request.walletId, request.webhookId),
+      since: request.since,
+      until,
+      limit: MAX_RECOVER,
+    }),
+  };
+}
+type RecoverState = DecideState<ReturnType<typeof recoverReads>>;
+
+/** POST /webhook/<id>/recover: every failed or abandoned delivery of the window queued again. */
+export function recoverDeliveries(request: RecoverWindow, state: RecoverState): CallDecision<Reply> {
+  const since = new Date(request.since);
+  const until = request.until === undefined ? state.now : new Date(request.until);
+  if (since.getTime() < state.now.getTime() - DELIVERY_RETENTION_MS) {
+    return failure(400, `Invalid since "${request.since}": must be at most 7 days ago`);
+  }
+  if (until <= since) {
+    return request.until === undefined
+      ? failure(400, `Invalid since "${request.since}": must be in the past`)
+      : failure(400, `Invalid until "${request.until}": must be after since`);
+  }
+  if (!state.reads.webhook) return failure(404, WEBHOOK_NOT_FOUND);
+  const queued = (state.reads.failed ?? []).map((detail) => requeued(detail, state, "recover"));
+  return answer(jsonReply(200, { queued: queued.length }), {
+    events: queued.map((q) => q.event),
+    effects: queued.map((q) => q.effect),
+  });
+}
