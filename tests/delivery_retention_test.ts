@@ -50,7 +50,11 @@ Deno.test("migration 008 keeps the outbox rows it converts, due as before", asyn
       insert into webhook_deliveries (wallet_id, id, webhook_id, kind, payload, message_id, cost, attempts,
                                       next_attempt_at, created_at)
       values ('w1', 'dlv_old', 'inbox', 'email', '{"subject": "kept"}', 'msg_old', 2, 1, ${now}, ${now})`;
-    assert.deepEqual(await migrate(sql), ["008_delivery_history.sql", "009_webhook_health.sql"]);
+    // 008, 009 and every migration after them apply on that schema.
+    assert.deepEqual((await migrate(sql)).slice(0, 2), [
+      "008_delivery_history.sql",
+      "009_webhook_health.sql",
+    ]);
     const [row] = await sql`select expires_at, held, payload from webhook_deliveries where id = 'dlv_old'`;
     assert.equal(row.expires_at.getTime(), now.getTime() + 7 * DAY);
     assert.deepEqual([row.held, row.payload], [false, { subject: "kept" }]);
