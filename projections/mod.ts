@@ -9,6 +9,8 @@ import { paymentsProjection } from "./payments.ts";
 import { walletSettingsProjection } from "./wallet_settings.ts";
 import { webhooksProjection } from "./webhooks.ts";
 import { schedulesProjection } from "./schedules.ts";
+import { dailyUsageProjection } from "./daily_usage.ts";
+import { viewCallsProjection } from "./view_calls.ts";
 
 export const INLINE_PROJECTIONS: Projection<any>[] = [
   kvProjection,
@@ -18,6 +20,8 @@ export const INLINE_PROJECTIONS: Projection<any>[] = [
   walletSettingsProjection,
   webhooksProjection,
   schedulesProjection,
+  dailyUsageProjection,
+  viewCallsProjection,
 ];
 
 export const PROJECTIONS: Projection<any>[] = [walletsProjection, ...INLINE_PROJECTIONS];

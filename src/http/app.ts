@@ -21,6 +21,7 @@ import { webhookRoutes } from "./routes/webhooks.ts";
 import { attachmentRoutes } from "./routes/attachments.ts";
 import { paymentRoutes } from "./routes/payments.ts";
 import { settingsRoutes } from "./routes/settings.ts";
+import { usageRoutes } from "./routes/usage.ts";
 
 import { SERVICE_VERSION } from "../service_info.ts";
 import { log } from "../log.ts";
@@ -52,6 +53,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   attachmentRoutes(app);
   paymentRoutes(app);
   settingsRoutes(app);
+  usageRoutes(app);
   for (const install of extraRoutes) install(app);
 
   app.doc31("/openapi.json", {

@@ -91,6 +91,7 @@ export async function billed<R extends ReadSet>(c: Context<AppEnv>, call: Billed
   const reply = result.outcome;
   const rendered = renderBody(c, reply.status, reply.contentType, reply.body);
   const headers: Record<string, string> = {
+    ...reply.headers,
     "content-type": rendered.contentType,
     "x-balance": String(result.balance),
     "x-cost": String(result.cost),

@@ -7,6 +7,8 @@ export interface Reply {
   status: number;
   contentType: string;
   body: string;
+  /** Headers of the answer besides the billing ones (Retry-After). */
+  headers?: Record<string, string>;
 }
 
 export function textReply(status: number, body: string): Reply {
