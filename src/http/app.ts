@@ -22,6 +22,7 @@ import { attachmentRoutes } from "./routes/attachments.ts";
 import { paymentRoutes } from "./routes/payments.ts";
 import { settingsRoutes } from "./routes/settings.ts";
 import { usageRoutes } from "./routes/usage.ts";
+import { dashboardRoutes } from "./routes/dashboard.ts";
 
 import { SERVICE_VERSION } from "../service_info.ts";
 import { log } from "../log.ts";
@@ -54,6 +55,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   paymentRoutes(app);
   settingsRoutes(app);
   usageRoutes(app);
+  dashboardRoutes(app);
   for (const install of extraRoutes) install(app);
 
   app.doc31("/openapi.json", {
