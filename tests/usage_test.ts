@@ -176,6 +176,9 @@ Deno.test("30 free views a minute per wallet, then 429 with Retry-After, across 
     const entries = logs.json().logs.filter((l: any) => l.path !== "/token/logs?n=40&type=token");
     assert.equal(entries.filter((l: any) => l.status_code === 429).length, 10);
     assert.ok(entries.every((l: any) => l.cost === 0));
+    // Calls that shared a transaction were appended to the limit's read model as replay folds them.
+    const replay = await replayOf(first);
+    assert.equal(replay.code, 0, replay.stdout + replay.stderr);
   } finally {
     if (second !== first) await second.dispose();
     await first.dispose();
