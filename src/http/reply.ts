@@ -7,7 +7,7 @@ export interface Reply {
   status: number;
   contentType: string;
   body: string;
-  /** Headers of the answer besides the billing ones (Retry-After). */
+  /** Headers of the answer besides the billing ones (Retry-After); an Idempotency-Key replay drops them. */
   headers?: Record<string, string>;
 }
 
