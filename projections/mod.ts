@@ -12,6 +12,8 @@ import { schedulesProjection } from "./schedules.ts";
 import { scopedKeysProjection } from "./scoped_keys.ts";
 import { deliveryHistoryProjection } from "./delivery_history.ts";
 import { webhookHealthProjection } from "./webhook_health.ts";
+import { dailyUsageProjection } from "./daily_usage.ts";
+import { viewCallsProjection } from "./view_calls.ts";
 
 export const INLINE_PROJECTIONS: Projection<any>[] = [
   kvProjection,
@@ -24,6 +26,8 @@ export const INLINE_PROJECTIONS: Projection<any>[] = [
   scopedKeysProjection,
   deliveryHistoryProjection,
   webhookHealthProjection,
+  dailyUsageProjection,
+  viewCallsProjection,
 ];
 
 export const PROJECTIONS: Projection<any>[] = [walletsProjection, ...INLINE_PROJECTIONS];

@@ -27,6 +27,11 @@ export interface Projection<Row> {
   removedWithWallet?: boolean;
   /** One row per event, never updated nor read back by a command (call logs). */
   insertOnly?: boolean;
+  /**
+   * Counters (usage): a batch folds its events from no row, and the table adds the batch's
+   * values of these columns to the ones it holds. evolve(row, event) must add the same way.
+   */
+  additive?: readonly (keyof Row & string)[];
 }
 
 /** Whether the event takes all of a wallet's rows out of the projection. */

@@ -35,7 +35,10 @@ function build(projection: Projection<any>, types: Map<string, string>): Stateme
   const list = columns.map((c) => `"${c}"`).join(", ");
   const conflict = projection.conflictColumns ?? keyColumns;
   const keyList = conflict.map((c) => `"${c}"`).join(", ");
-  const updates = columns.filter((c) => !conflict.includes(c)).map((c) => `"${c}" = excluded."${c}"`);
+  const added = (projection.additive ?? []) as readonly string[];
+  const updates = columns.filter((c) => !conflict.includes(c)).map((c) =>
+    added.includes(c) ? `"${c}" = ${table}."${c}" + excluded."${c}"` : `"${c}" = excluded."${c}"`
+  );
   const matches = keyColumns.map((c) => `e."${c}" = x."${c}"`).join(" and ");
   const insert = `insert into ${table} (${list}) select ${list} from jsonb_to_recordset($1) as x(${
     typed(columns)

@@ -14,6 +14,8 @@ const EXPECTED_ROUTES: [string, string][] = [
   ["get", "/token"],
   ["get", "/recharge"],
   ["get", "/token/logs"],
+  ["get", "/token/ledger"],
+  ["get", "/token/usage"],
   ["get", "/kv/{bucket}/{key}"],
   ["post", "/kv/{bucket}/{key}"],
   ["delete", "/kv/{bucket}/{key}"],

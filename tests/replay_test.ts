@@ -57,6 +57,8 @@ async function busyLog(svc: InProcessService, wallets: number) {
       }),
     });
     await ok("GET", "/token/logs?n=3", token);
+    await ok("GET", "/token/usage?days=2", token);
+    await ok("GET", "/token/ledger?limit=2", token);
   }));
 }
 

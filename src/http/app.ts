@@ -24,6 +24,8 @@ import { paymentRoutes } from "./routes/payments.ts";
 import { settingsRoutes } from "./routes/settings.ts";
 import { keyRoutes } from "./routes/keys.ts";
 import { mcpRoutes } from "./routes/mcp.ts";
+import { usageRoutes } from "./routes/usage.ts";
+import { dashboardRoutes } from "./routes/dashboard.ts";
 
 import { SERVICE_VERSION } from "../service_info.ts";
 import { log } from "../log.ts";
@@ -58,6 +60,8 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   settingsRoutes(app);
   keyRoutes(app);
   mcpRoutes(app);
+  usageRoutes(app);
+  dashboardRoutes(app);
   for (const install of extraRoutes) install(app);
 
   app.doc31("/openapi.json", {

@@ -7,7 +7,7 @@ export interface Reply {
   status: number;
   contentType: string;
   body: string;
-  /** Headers of the answer beyond the content type and the billing headers (an ETag). */
+  /** Headers of the answer beyond the content type and the billing ones (an ETag, Retry-After); a replay drops them. */
   headers?: Record<string, string>;
 }
 

@@ -1,5 +1,5 @@
-// Set-based seeding for the offline measures: a consistent ledger of N events with its wallet and
-// call-log projections, and call-log rows spread over expiry partitions for the sweep.
+// Set-based seeding for the offline measures: a consistent ledger of N events with its wallet,
+// call-log and usage projections, and call-log rows spread over expiry partitions for the sweep.
 import type { Sql } from "../../db/connect.ts";
 
 /** Events per seeded wallet: opened, granted, then billed calls. */
@@ -45,6 +45,12 @@ export async function seedLedger(sql: Sql, total: number, progress: (done: numbe
      select wallet_id, data->>'callId', version, 'GET', '/kv/b/k', 'kv', 200, null, 1, (data->>'balance')::bigint, 1,
             recorded_at, recorded_at + interval '7 days'
      from events where type = 'CallBilled'`,
+  );
+  // Every seeded call is a 1-credit KV read: its usage is one count per wallet and day.
+  await sql.unsafe(
+    `insert into daily_usage
+     select wallet_id, (recorded_at at time zone 'UTC')::date, 'kv', count(*), count(*), 0
+     from events where type = 'CallBilled' group by 1, 2`,
   );
   await sql`analyze events`;
   return { wallets, events: wallets * EVENTS_PER_WALLET };

@@ -1,0 +1,49 @@
+// @ts-check
+/// <reference lib="dom" />
+// Small DOM helpers shared by the panels: elements built from data (never from HTML strings, so
+// nothing the service answers can run as markup), times in UTC and numbers with separators.
+
+/**
+ * @param {string} tag
+ * @param {Record<string, string>} [attributes]
+ * @param {(Node | string)[]} children
+ */
+export function el(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
+  element.append(...children);
+  return element;
+}
+
+/** A table cell; `className` aligns numbers or colours amounts. */
+export function cell(/** @type {string | number} */ value, className = "") {
+  return el("td", className ? { class: className } : {}, String(value));
+}
+
+/** `2027-03-01 12:00:05` from an ISO time, in UTC like the usage days. */
+export function utcTime(/** @type {string} */ iso) {
+  return iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "");
+}
+
+export function count(/** @type {number} */ n) {
+  return n.toLocaleString("en-US");
+}
+
+/** Replaces a table body's rows, or shows one row saying there is nothing. */
+export function fillRows(
+  /** @type {HTMLTableElement} */ table,
+  /** @type {HTMLElement[]} */ rows,
+  empty = "Nothing yet",
+) {
+  const body = table.tBodies[0];
+  const columns = table.tHead?.rows[0]?.cells.length ?? 1;
+  body.replaceChildren(...rows);
+  if (rows.length === 0) body.append(el("tr", {}, el("td", { colspan: String(columns) }, empty)));
+}
+
+/** @param {string} id */
+export function byId(id) {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`No element #${id}`);
+  return found;
+}

@@ -1,0 +1,159 @@
+// GET /token/ledger and GET /token/usage (issue 14): where the credits went, free so that an empty
+// wallet can still look, and limited per wallet to VIEW_CALLS_PER_MINUTE calls a minute.
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../env.ts";
+import { billed, billing, type RouteBilling } from "../billing.ts";
+import { requireWallet } from "../middleware.ts";
+import { ERROR_RESPONSES, jsonOk, serve, textResponse, TokenHeader } from "../openapi.ts";
+import { MAX_USAGE_DAYS, USAGE_TYPES } from "../../../projections/daily_usage.ts";
+import { MAX_MOVEMENTS } from "../../../events/credit_movements.ts";
+import { VIEW_CALLS_PER_MINUTE } from "../../wallets/view_limit.ts";
+import { DEFAULT_LEDGER_LIMIT } from "../../wallets/ledger_page.ts";
+import { CSV_HEADER, DEFAULT_USAGE_DAYS } from "../../wallets/usage_report.ts";
+import { ledgerView, usageView } from "../../wallets/free_views.ts";
+
+/** Free like /recharge, and logged with the other token calls (they keep a token alive alike). */
+const VIEWS: RouteBilling = { price: 0, endpoint: "token" };
+const MAX_CURSOR = 2 ** 31 - 1;
+
+function integerParam(min: number, max: number, fallback: number) {
+  const rule = `must be an integer from ${min} to ${max}`;
+  return z.string().regex(/^\d+$/, rule).refine((s) => Number(s) >= min && Number(s) <= max, rule).optional()
+    .openapi({ description: `${min} to ${max}, default ${fallback}`, example: String(fallback) });
+}
+
+export const LedgerQuery = z.object({
+  limit: integerParam(1, MAX_MOVEMENTS, DEFAULT_LEDGER_LIMIT),
+  cursor: z.string().regex(/^[1-9]\d{0,9}$/, "must be the nextCursor of an earlier page")
+    .refine((s) => Number(s) <= MAX_CURSOR, "must be the nextCursor of an earlier page").optional()
+    .openapi({ description: "The `nextCursor` of the previous page; absent for the newest entries" }),
+});
+
+export const UsageQuery = z.object({
+  days: integerParam(1, MAX_USAGE_DAYS, DEFAULT_USAGE_DAYS),
+  format: z.enum(["json", "csv"], { error: "must be json or csv" }).optional()
+    .openapi({ description: "`csv` answers text/csv (as does `Accept: text/csv`)" }),
+});
+
+const LedgerEntry = z.object({
+  at: z.string().openapi({ format: "date-time" }),
+  type: z.enum(["grant", "purchase", "debit", "adjustment"]).openapi({
+    description: "grant: the credits a new wallet starts with; purchase: a payment; debit: a call, email " +
+      "or run; adjustment: credits added by the operator",
+  }),
+  amount: z.number().int().openapi({ description: "Signed: positive in, negative out" }),
+  balance: z.number().int().openapi({ description: "The balance after the movement" }),
+  ref: z.string().openapi({
+    description: "The call id (as in /token/logs), payment id, email Message-ID, run " +
+      "(`webhookId@plannedAt`) or grant reason",
+  }),
+  endpoint: z.string().nullable().openapi({ description: "The usage type of the call; null for grants" }),
+}).openapi("LedgerEntry");
+
+const UsageCounts = z.object({
+  calls: z.number().int(),
+  credits: z.number().int().openapi({ description: "Credits charged (deliveries and payments: 0)" }),
+  errors: z.number().int().openapi({ description: "Calls answered 400 or above; failed deliveries" }),
+}).openapi("UsageCounts");
+
+const UsageDay = z.object({
+  date: z.string().openapi({ format: "date", description: "UTC day" }),
+  byType: z.record(z.string(), UsageCounts).openapi({
+    description: `The types with calls that day, of ${USAGE_TYPES.join(", ")}`,
+  }),
+}).openapi("UsageDay");
+
+const BILLING_HEADERS = {
+  "X-Balance": { description: "The balance", schema: { type: "integer" as const } },
+  "X-Cost": { description: "Always 0", schema: { type: "integer" as const } },
+};
+
+const FREE_VIEW_ERRORS = {
+  400: ERROR_RESPONSES[400],
+  401: ERROR_RESPONSES[401],
+  405: ERROR_RESPONSES[405],
+  429: {
+    ...textResponse(
+      `\`Too Many Requests\`: more than ${VIEW_CALLS_PER_MINUTE} calls to /token/ledger and ` +
+        "/token/usage in a minute",
+    ),
+    headers: {
+      ...BILLING_HEADERS,
+      "Retry-After": { description: "Seconds until a call fits", schema: { type: "integer" as const } },
+    },
+  },
+  503: ERROR_RESPONSES[503],
+};
+
+const FREE_NOTE =
+  `Free (X-Cost 0, so an empty wallet can call it); at most ${VIEW_CALLS_PER_MINUTE} calls a ` +
+  "minute per wallet to /token/ledger and /token/usage together, then 429 with Retry-After.";
+
+const ledger = createRoute({
+  method: "get",
+  path: "/token/ledger",
+  summary: "Every credit movement of the wallet, newest first",
+  description: "From the event log, back to the wallet's first day. A page looks at most at 1000 events " +
+    "of the log, so it may hold fewer than `limit` entries with a `nextCursor`; `nextCursor` is null on " +
+    "the last page. " + FREE_NOTE,
+  middleware: [requireWallet, billing(VIEWS)] as const,
+  request: { headers: TokenHeader, query: LedgerQuery },
+  responses: {
+    200: {
+      ...jsonOk(
+        "A page of entries",
+        z.object({ entries: z.array(LedgerEntry), nextCursor: z.string().nullable() }),
+      )[200],
+      headers: BILLING_HEADERS,
+    },
+    ...FREE_VIEW_ERRORS,
+  },
+});
+
+const usage = createRoute({
+  method: "get",
+  path: "/token/usage",
+  summary: "Calls, credits and errors per UTC day and endpoint type",
+  description:
+    "Every day of the range, oldest first. With `Accept: text/csv` or `format=csv`: CSV with the " +
+    `header \`${CSV_HEADER}\`, one line per day and type with calls. ` + FREE_NOTE,
+  middleware: [requireWallet, billing(VIEWS)] as const,
+  request: { headers: TokenHeader, query: UsageQuery },
+  responses: {
+    200: {
+      description: "The usage of the last `days` days",
+      headers: BILLING_HEADERS,
+      content: {
+        "application/json": { schema: z.object({ days: z.array(UsageDay) }) },
+        "text/csv": { schema: z.string() },
+      },
+    },
+    ...FREE_VIEW_ERRORS,
+  },
+});
+
+/** CSV when asked by the query, else when the Accept header names it. */
+function wantsCsv(c: Context<AppEnv>, format: string | undefined): boolean {
+  if (format) return format === "csv";
+  return (c.req.header("accept") ?? "").toLowerCase().includes("text/csv");
+}
+
+export function usageRoutes(app: OpenAPIHono<AppEnv>) {
+  serve(app, ledger, (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    return billed(
+      c,
+      ledgerView(c.get("walletId")!, {
+        limit: Number(limit ?? DEFAULT_LEDGER_LIMIT),
+        ...(cursor ? { before: Number(cursor) } : {}),
+      }),
+    );
+  });
+
+  serve(app, usage, (c) => {
+    const { days, format } = c.req.valid("query");
+    const options = { days: Number(days ?? DEFAULT_USAGE_DAYS), csv: wantsCsv(c, format) };
+    return billed(c, usageView(c.get("walletId")!, options));
+  });
+}
