@@ -15,11 +15,11 @@
 //    session, outside any transaction or inside someone else's (#1216).
 // 5. A connection lost while it fetches the array types rejected a promise nobody handled, which
 //    ends a Deno process; the next session fetches them again anyway.
-import net from 'net'
-import tls from 'tls'
-import crypto from 'crypto'
-import Stream from 'stream'
-import { performance } from 'perf_hooks'
+import net from 'node:net'
+import tls from 'node:tls'
+import crypto from 'node:crypto'
+import Stream from 'node:stream'
+import { performance } from 'node:perf_hooks'
 
 import { stringify, handleValue, arrayParser, arraySerializer } from './types.js'
 import { Errors } from './errors.js'

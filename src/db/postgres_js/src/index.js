@@ -1,8 +1,9 @@
+/* @ts-self-types="../types/index.d.ts" */
 // postgres.js 3.4.9 (Unlicense), patched by this project: see the top of connection.js. Here
 // sql.begin() and sql.reserve() keep the session they started on and refuse to send queries once it
 // is gone ("[patch]").
-import os from 'os'
-import fs from 'fs'
+import os from 'node:os'
+import fs from 'node:fs'
 
 import {
   mergeUserTypes,

@@ -732,4 +732,5 @@ declare namespace postgres {
   }
 }
 
-export = postgres;
+// [patch] an ES module default export: the types of the local ES module, not of a CommonJS package
+export default postgres;
