@@ -1,7 +1,9 @@
 // Opens the database: real Postgres when DATABASE_URL is set, otherwise an embedded PGlite in
 // DATA_DIR served over a local socket to the same postgres.js driver (one driver, one dialect).
-// "postgres" is this project's patched copy of postgres.js (src/db/postgres_js, a local ES module mapped in deno.json: not an npm link, which Deno copies into node_modules at every start, racing with processes loading it),
-// which survives lost connections; connections that fail are opened again on demand, quickly.
+// "postgres" is this project's patched copy of postgres.js (src/db/postgres_js), which survives lost
+// connections; connections that fail are opened again on demand, quickly. It is a local ES module
+// mapped in deno.json, not an npm link: Deno copies a linked package into node_modules at every
+// start, which races with the processes loading it.
 import postgres from "postgres";
 
 export type Sql = postgres.Sql<{ bigint: number }>;
