@@ -53,6 +53,7 @@ Deno.test("MCP server", async (t) => {
         "kv_incr",
         "kv_list",
         "kv_set",
+        "usage_summary",
         "wallet_balance",
       ]);
       const set = tools.find((x) => x.name === "kv_set")!;
@@ -240,6 +241,39 @@ Deno.test("MCP server", async (t) => {
       const revoked = await tool(client, "kv_get", { bucket: "shared", key: "note" });
       assert.equal(revoked.isError, true);
       assert.equal((revoked.raw.content as any)[0].text, "Key revoked");
+    });
+
+    await t.step("usage_summary is /token/usage over MCP: free, the same days, limited alike", async () => {
+      const client = clients[0];
+      const before = (await tool(client, "wallet_balance")).balance;
+      const summary = await tool(client, "usage_summary", { days: 2 });
+      assert.deepEqual([summary.status, summary.cost, summary.balance], [200, 0, before]);
+      const rest = (await owner.get("/token/usage?days=2")).json();
+      const today = (days: any[]) => days.at(-1).byType;
+      assert.equal(summary.result.days.length, 2);
+      assert.ok(today(summary.result.days).kv.credits > 0, "the KV tool calls are in today's usage");
+      assert.deepEqual(today(summary.result.days).kv, today(rest.days).kv, "the same counts as REST");
+      const bad = await tool(client, "usage_summary", { days: 91 });
+      assert.deepEqual([bad.isError, bad.status, bad.cost], [true, 400, 0]);
+      assert.match(bad.error, /^Invalid days: must be an integer from 1 to 90/);
+      const logged = (await owner.get("/token/logs?n=3&type=token")).json().logs;
+      assert.ok(logged.some((l: any) => l.path === "/token/usage?days=2"), "logged like the REST view");
+
+      const made = (await owner.postJson("/token/keys", { name: "reader", scope: "read" })).json();
+      const keyed = await connect(svc, { authorization: `Bearer ${made.key}` });
+      clients.push(keyed);
+      const forbidden = await tool(keyed, "usage_summary");
+      assert.deepEqual([forbidden.isError, forbidden.status, forbidden.cost], [true, 403, 0]);
+      assert.match(forbidden.error, /needs the wallet token/);
+
+      let limited: Record<string, any> | undefined;
+      for (let i = 0; i < 31 && !limited; i++) {
+        const answer = await tool(client, "usage_summary", { days: 1 });
+        if (answer.status === 429) limited = answer;
+      }
+      assert.ok(limited, "the 30-a-minute limit of the free views holds over MCP");
+      assert.deepEqual([limited.isError, limited.cost], [true, 0]);
+      assert.equal((await owner.get("/token/ledger")).status, 429, "one limit for REST and MCP");
     });
 
     await t.step("an empty wallet's tool calls are 402, charged nothing", async () => {

@@ -16,8 +16,8 @@ export interface MirroredCall<R extends ReadSet = ReadSet> {
   method: string;
   /** The REST path with its query string, as the call log shows it. */
   path: string;
-  /** What the call needs of a scoped key. */
-  access: KeyAccess;
+  /** What the call needs of a scoped key; absent: keys may not make it (REST's 403). */
+  access?: KeyAccess;
   reads?: R;
   decide(state: DecideState<R>): Decision<Reply>;
 }

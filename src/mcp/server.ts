@@ -1,5 +1,6 @@
 // The MCP server of one authenticated caller (a wallet token or a scoped key): the billed tools
-// that mirror REST calls, run through the same ledger commands, and the free wallet_balance.
+// that mirror REST calls (usage_summary among them, at REST's price of 0), run through the same
+// ledger commands, and the free wallet_balance.
 // Stateless: one server per HTTP request, so nothing lives between requests.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -18,6 +19,7 @@ import { UNAVAILABLE_PHRASES } from "../http/unavailable.ts";
 import { withDeadline } from "../db/deadline.ts";
 import type { BilledTool } from "./billed_tool.ts";
 import { KV_TOOLS } from "./kv_tools.ts";
+import { usageSummary } from "./usage_tool.ts";
 import { BilledOutput, billedToolResult, toolError } from "./tool_result.ts";
 
 export interface McpCall {
@@ -27,10 +29,10 @@ export interface McpCall {
 }
 
 const INSTRUCTIONS = "A credit-metered key-value store. Every tool result says what the call cost and the " +
-  "wallet's balance after it; wallet_balance is free.";
+  "wallet's balance after it; wallet_balance and usage_summary are free.";
 
 /** Every tool a client sees; a scoped key sees them all and is held to its rules when it calls. */
-export const BILLED_TOOLS: BilledTool[] = [...KV_TOOLS];
+export const BILLED_TOOLS: BilledTool[] = [...KV_TOOLS, usageSummary];
 
 export function mcpServerFor(call: McpCall): McpServer {
   const server = new McpServer({ name: SERVICE_NAME, version: SERVICE_VERSION }, {

@@ -14,7 +14,7 @@ import { CSV_HEADER, DEFAULT_USAGE_DAYS } from "../../wallets/usage_report.ts";
 import { ledgerView, usageView } from "../../wallets/free_views.ts";
 
 /** Free like /recharge, and logged with the other token calls (they keep a token alive alike). */
-const VIEWS: RouteBilling = { price: 0, endpoint: "token" };
+export const VIEWS: RouteBilling = { price: 0, endpoint: "token" };
 const MAX_CURSOR = 2 ** 31 - 1;
 
 function integerParam(min: number, max: number, fallback: number) {

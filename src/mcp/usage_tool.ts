@@ -1,0 +1,31 @@
+// usage_summary: GET /token/usage as a tool, free and limited like the REST view (the same reads,
+// rate limit and report), and, like it, for the wallet token only: a scoped key gets REST's 403.
+import { z } from "zod";
+import { usageView } from "../wallets/free_views.ts";
+import { DEFAULT_USAGE_DAYS } from "../wallets/usage_report.ts";
+import { MAX_USAGE_DAYS } from "../../projections/daily_usage.ts";
+import { UsageQuery, VIEWS } from "../http/routes/usage.ts";
+import { parseWith } from "../http/validation.ts";
+import { billedTool, mirrored, unlessRefused } from "./billed_tool.ts";
+
+export const usageSummary = billedTool({
+  name: "usage_summary",
+  description: "Calls, credits and errors per UTC day and endpoint type (GET /token/usage?days=). Free, " +
+    "and limited with the ledger and usage views to 30 calls a minute per wallet. Wallet token only.",
+  input: {
+    days: z.number().optional().describe(
+      `How many UTC days back, an integer from 1 to ${MAX_USAGE_DAYS}; default ${DEFAULT_USAGE_DAYS}`,
+    ),
+  },
+  annotations: { readOnlyHint: true },
+  call(args, walletId) {
+    const days = args.days === undefined ? undefined : String(args.days);
+    const query = days === undefined ? "" : `?${new URLSearchParams({ days })}`;
+    // No key access: a scoped key may not read the wallet's usage, as over REST.
+    const at = { billing: VIEWS, method: "GET", path: `/token/usage${query}` };
+    return unlessRefused(parseWith(UsageQuery, { days }), at, (parsed) => {
+      const view = usageView(walletId, { days: Number(parsed.days ?? DEFAULT_USAGE_DAYS), csv: false });
+      return mirrored({ ...at, reads: view.reads, decide: view.decide });
+    });
+  },
+});
