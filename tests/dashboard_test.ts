@@ -7,6 +7,8 @@ import type { Page } from "puppeteer-core";
 import { call, newToken, walletClient } from "./helpers/client.ts";
 import { type Service, startService } from "./helpers/service.ts";
 import { findChromium, launchChromium } from "./helpers/browser.ts";
+import { type Receiver, startReceiver } from "./helpers/receiver.ts";
+import { sendMail } from "./helpers/smtp.ts";
 import { DASHBOARD_CSP } from "../src/http/routes/dashboard.ts";
 
 // The functions handed to the page run there, where these exist; Deno's own types have no DOM.
@@ -63,15 +65,23 @@ interface Visit {
   balance: number;
   callsSoFar: number;
   shots: string;
+  /** Where the mailbox webhook delivers: one email so far. */
+  receiver: Receiver;
 }
 
-/** A wallet with KV calls (some missing keys) and two webhooks; its usage and balance so far. */
-async function seededWallet(svc: Service) {
+/**
+ * A wallet with KV calls (some missing keys), two webhooks and an email delivered by the mailbox one;
+ * its usage and balance so far.
+ */
+async function seededWallet(svc: Service, receiver: Receiver) {
   const token = await newToken(svc);
   const client = walletClient(svc, token);
-  for (let i = 0; i < 12; i++) await client.post(`/kv/notes/k${i}`, `value ${i}`);
+  for (let i = 0; i < 11; i++) await client.post(`/kv/notes/k${i}`, `value ${i}`);
   for (let i = 0; i < 5; i++) await client.get(`/kv/notes/missing${i}`);
-  await client.postJson("/webhook", { webhookId: "inbox", url: "https://hooks.example.com/in" });
+  const inbox = (await client.postJson("/webhook", { webhookId: "inbox", url: `${receiver.url}/in` })).json();
+  const mail = { from: "ann@sender.example", to: inbox.email, subject: "Hello", text: "Hi" };
+  assert.equal((await sendMail(svc, mail)).code, 250);
+  await receiver.waitFor(1);
   await client.postJson("/webhook", {
     webhookId: "nightly",
     url: "https://hooks.example.com/cron",
@@ -115,7 +125,7 @@ async function opensByKeyboard({ svc, page, token, balance, callsSoFar }: Visit)
   const total = await page.$eval("#usage-chart svg", (svg: any) => Number(svg.getAttribute("data-total")));
   assert.equal(total, callsSoFar + 1);
   assert.ok((await page.$$("#usage-chart svg rect.bar")).length >= 2, "kv and token bars");
-  assert.match(await textOf(page, "#usage-legend"), /kv: 17/);
+  assert.match(await textOf(page, "#usage-legend"), /kv: 16/);
   assert.equal((await rowsOf(page, "#ledger-table")).length, 10);
 }
 
@@ -153,9 +163,9 @@ async function filtersLogs({ page, balance }: Visit) {
   await page.click("#logs-load");
   await page.waitForSelector("#logs-table tbody tr td:nth-child(3)");
   const kvRows = await rowsOf(page, "#logs-table");
-  assert.equal(kvRows.length, 17);
+  assert.equal(kvRows.length, 16);
   assert.ok(kvRows.every((row) => row[1] === "kv"));
-  assert.equal(await textOf(page, "#balance"), String(balance - 17));
+  assert.equal(await textOf(page, "#balance"), String(balance - 16));
   await page.select("#logs-type", "webhook");
   await page.click("#logs-load");
   await page.waitForFunction(() =>
@@ -165,7 +175,7 @@ async function filtersLogs({ page, balance }: Visit) {
   assert.equal((await rowsOf(page, "#logs-table")).length, 2);
 }
 
-async function showsWebhooksAndSettings({ page }: Visit) {
+async function showsWebhooksAndSettings({ page, receiver }: Visit) {
   await page.click("#webhooks-load");
   await page.waitForSelector("#webhooks-list h3");
   const cards = await page.$$eval(
@@ -179,8 +189,14 @@ async function showsWebhooksAndSettings({ page }: Visit) {
   await page.waitForFunction(() =>
     (document.querySelector("#webhooks-list > li div")?.textContent ?? "") !== ""
   );
-  // Until the deliveries API is on the service, the panel says so; then it lists them.
-  assert.match(await textOf(page, "#webhooks-list > li div"), /not available|No deliveries|attempt/);
+  assert.match(
+    await textOf(page, "#webhooks-list > li div"),
+    /email: delivered after 1 attempt\(s\), last 200/,
+  );
+  await page.click("#webhooks-list > li div button");
+  await statusSays(page, /queued again/);
+  await receiver.waitFor(2, STEP_TIMEOUT_MS);
+  assert.equal(receiver.received[1].headers["webhook-id"], receiver.received[0].headers["webhook-id"]);
 
   assert.equal(await page.$eval("#settings-form", (f: any) => f.hidden), true);
   await page.click("#settings-load");
@@ -228,9 +244,14 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    const svc = await startService({ env: { LOG_REQUESTS: "1" } });
+    const svc = await startService({
+      smtp: true,
+      env: { LOG_REQUESTS: "1", UNSAFE_ALLOW_PRIVATE_WEBHOOKS: "1" },
+    });
+    const receiver = startReceiver();
     const chrome = await launchChromium(chromium!).catch(async (error) => {
       await svc.dispose();
+      await receiver.close();
       throw error;
     });
     try {
@@ -239,7 +260,7 @@ Deno.test({
       const { problems, origins } = watch(page);
       await page.setViewport({ width: 1280, height: 900 });
       const shots = await Deno.makeTempDir({ prefix: "dashboard-screenshots-" });
-      const visit: Visit = { svc, page, shots, ...await seededWallet(svc) };
+      const visit: Visit = { svc, page, shots, receiver, ...await seededWallet(svc, receiver) };
 
       await t.step(
         "a token typed by keyboard opens the free views: balance, chart, ledger",
@@ -269,6 +290,7 @@ Deno.test({
     } finally {
       await chrome.close();
       await svc.dispose();
+      await receiver.close();
     }
   },
 });
