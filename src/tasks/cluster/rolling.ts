@@ -30,7 +30,7 @@ async function restartOne(haproxy: Haproxy, instance: Instance): Promise<Restart
     let exited = false;
     stopped.then(() => (exited = true));
     while (!exited && outAfter === null) {
-      const stat = (await haproxy.stats()).find((s) => s.name === instance.name);
+      const stat = (await haproxy.stats().catch(() => [])).find((s) => s.name === instance.name);
       if (stat && !stat.status.startsWith("UP")) outAfter = seconds(signalled);
       else await sleep(50);
     }
