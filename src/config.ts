@@ -49,6 +49,8 @@ const ConfigSchema = z.object({
   SMTP_MAX_CONNECTIONS: connections.default(64),
   SMTP_MAX_CONNECTIONS_PER_IP: connections.default(32),
   DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(1500),
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int("must be whole milliseconds").min(0, "must be at least 0")
+    .max(600_000, "must be at most 600000").default(0),
 }).refine((c) => (c.SMTP_TLS_CERT === undefined) === (c.SMTP_TLS_KEY === undefined), {
   path: ["SMTP_TLS_CERT"],
   message: "must be set together with SMTP_TLS_KEY (file paths of the STARTTLS certificate and key)",
@@ -103,6 +105,11 @@ export interface Config {
    * 503; /readyz answers 503 past it too.
    */
   databaseTimeoutMs: number;
+  /**
+   * On SIGTERM or SIGINT, how long /readyz answers 503 while requests are still served, before the
+   * server stops accepting: long enough for a load balancer's health check to take it out.
+   */
+  shutdownDrainMs: number;
 }
 
 /** Parses the environment; returns the error text instead of throwing so main can exit 1 cleanly. */
@@ -153,6 +160,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
       maxConnectionsPerIp: c.SMTP_MAX_CONNECTIONS_PER_IP,
     },
     databaseTimeoutMs: c.DATABASE_TIMEOUT_MS,
+    shutdownDrainMs: c.SHUTDOWN_DRAIN_MS,
   };
 }
 

@@ -101,8 +101,14 @@ log("info", "listening", {
   database: db.embedded ? "embedded" : "postgres",
 });
 
+let stopping = false;
 async function stop(signal: string) {
-  log("info", "shutting down", { signal });
+  // A second signal during the drain ends the drain; the shutdown goes on as it was.
+  if (stopping) return void server.drain(0);
+  stopping = true;
+  log("info", "shutting down", { signal, drainMs: config.shutdownDrainMs });
+  // /readyz answers 503 while requests are still served, until the balancer has taken us out.
+  if (config.shutdownDrainMs > 0) await server.drain(config.shutdownDrainMs);
   // Stops accepting and lets the requests in flight finish before the database closes.
   await server.shutdown();
   // Sessions finish and accepted mail commits before the database closes.

@@ -10,9 +10,15 @@ import type { HttpLimits } from "../config.ts";
 
 export type { HttpLimits };
 import { logError } from "../log.ts";
+import { randomId } from "../ids.ts";
 
 export interface HttpServer {
   port: number;
+  /**
+   * Answers `/readyz` 503 for `ms` while every other request is still served, so a load balancer's
+   * health check takes the instance out before it stops accepting; a second call ends it early.
+   */
+  drain(ms: number): Promise<void>;
   /** Stops accepting, lets the requests in flight finish, then closes every connection. */
   shutdown(): Promise<void>;
 }
@@ -31,17 +37,63 @@ const TOO_MANY = "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; 
 const SHUTDOWN_GRACE_MS = 10_000;
 const SHUTDOWN_POLL_MS = 50;
 
+/** The drain's state: on from its start to the end of the service; `run` again cuts the wait. */
+function drainGate() {
+  let cut: (() => void) | undefined;
+  const state = {
+    active: false,
+    run(ms: number): Promise<void> {
+      if (state.active) {
+        cut?.();
+        return Promise.resolve();
+      }
+      state.active = true;
+      return new Promise<void>((done) => {
+        const timer = setTimeout(done, ms);
+        cut = () => (clearTimeout(timer), done());
+      });
+    },
+  };
+  return state;
+}
+
+function isReadiness(request: Request): boolean {
+  return request.method === "GET" || request.method === "HEAD"
+    ? new URL(request.url).pathname === "/readyz"
+    : false;
+}
+
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+/** /readyz while draining: not ready, so the balancer sends nothing new here. */
+function shuttingDown(request: Request): Response {
+  const given = request.headers.get("x-request-id");
+  return new Response("Shutting down", {
+    status: 503,
+    headers: {
+      "content-type": "text/plain; charset=utf-8",
+      "retry-after": "1",
+      "x-request-id": given && REQUEST_ID.test(given) ? given : randomId(20),
+    },
+  });
+}
+
 export function startHttpServer(
   fetch: FetchHandler,
   options: { port: number; hostname: string; limits: HttpLimits },
 ): Promise<HttpServer> {
   const { limits } = options;
   let closing = false;
+  const draining = drainGate();
   const gate = connectionGate(limits);
   const sockets = new Set<Socket>();
-  const listener = nodeListener(fetch, {
+  const served: FetchHandler = (request, env) =>
+    draining.active && isReadiness(request) ? shuttingDown(request) : fetch(request, env);
+  const listener = nodeListener(served, {
     maxBodyBytes: MAX_REQUEST_BODY_BYTES,
-    closing: () => closing,
+    // While draining, answers close their connection too: a client reconnects, through the
+    // balancer to another instance.
+    closing: () => closing || draining.active,
     onError: (error) => logError("http request failed", error),
   });
   const server = createServer({
@@ -80,6 +132,7 @@ export function startHttpServer(
       const address = server.address();
       resolve({
         port: typeof address === "object" && address ? address.port : options.port,
+        drain: (ms) => draining.run(ms),
         async shutdown() {
           closing = true;
           const closed = new Promise<void>((done) => server.close(() => done()));

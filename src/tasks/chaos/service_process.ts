@@ -9,6 +9,8 @@ export interface ServiceProcess {
   kill(): Promise<void>;
   /** SIGTERM and wait. */
   stop(): Promise<void>;
+  /** The process id while it runs. */
+  pid(): number | undefined;
   /** Exits the chaos task did not cause (a crash). */
   readonly crashes: number;
   /** The last lines of its output, for a report. */
@@ -19,7 +21,15 @@ const ROOT = new URL("../../../", import.meta.url).pathname;
 const START_TIMEOUT_MS = 60_000;
 const OUTPUT_KEPT = 100_000;
 
-export function serviceProcess(port: number, env: Record<string, string>): ServiceProcess {
+/**
+ * `args`: the `deno` arguments that run it (default `run --allow-all src/main.ts`), e.g. those of a
+ * deployment file's command line.
+ */
+export function serviceProcess(
+  port: number,
+  env: Record<string, string>,
+  args = ["run", "--allow-all", "src/main.ts"],
+): ServiceProcess {
   let child: Deno.ChildProcess | undefined;
   let crashes = 0;
   let output = "";
@@ -46,9 +56,10 @@ export function serviceProcess(port: number, env: Record<string, string>): Servi
       return crashes;
     },
     output: () => output,
+    pid: () => child?.pid,
     async start() {
       const spawned = new Deno.Command(Deno.execPath(), {
-        args: ["run", "--allow-all", "src/main.ts"],
+        args,
         cwd: ROOT,
         env: { ...env, PORT: String(port), HOSTNAME: "127.0.0.1" },
         stdout: "piped",
