@@ -53,7 +53,7 @@ export async function localPgBouncerConfig(dir: string, ports: PgBouncerPorts): 
   return setIniValues(databases, "pgbouncer", {
     listen_port: String(ports.listenPort),
     unix_socket_dir: "",
-    logfile: "",
+    logfile: `${dir}/pgbouncer.log`,
     pidfile: `${dir}/pgbouncer.pid`,
     auth_type: "trust",
     auth_file: `${dir}/userlist.txt`,
