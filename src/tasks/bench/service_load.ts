@@ -185,6 +185,40 @@ async function hotWallet(options: LoadOptions, targets: Targets, cpu: CpuSources
   return { ceiling, get, post };
 }
 
+type Paired = (base?: Targets["baseline"], pooled?: Targets["pooled"]) => Promise<Round[]>;
+
+/**
+ * The paired rounds, with the baseline's service (BENCH_BASELINE_DIR) or a service through the
+ * pooler (BENCH_POOLER) beside this one, idle while the other is measured; the baseline wins.
+ */
+async function roundsBeside(
+  cluster: BenchCluster,
+  options: LoadOptions,
+  baseline: { db: string; tokens: string } | undefined,
+  paired: Paired,
+): Promise<Round[]> {
+  const cpuOf = (service: RunningService) => ({
+    servicePid: service.pid,
+    postmasterPid: cluster.postmasterPid,
+  });
+  if (baseline) {
+    return await withService(
+      baseline.db,
+      undefined,
+      (service) => paired({ url: `${service.url}/`, tokens: baseline.tokens, cpu: cpuOf(service) }),
+      options.baselineDir,
+    );
+  }
+  if (options.pooler) {
+    return await withPooledService(
+      cluster,
+      "bench_service",
+      (service) => paired(undefined, { url: `${service.url}/`, cpu: cpuOf(service) }),
+    );
+  }
+  return await paired();
+}
+
 /**
  * Three service runs on one database: one funds the wallets, one takes the paired rounds (under
  * the CPU profiler when profiling, so that the profile holds the rounds and little else), and
@@ -228,21 +262,7 @@ export async function serviceLoad(cluster: BenchCluster, options: LoadOptions): 
         servicePeakRssMb = peakRssMb(service.pid);
         return done;
       });
-    // The baseline service runs beside this one, idle while the other is measured.
-    const rounds = baseline
-      ? await withService(baseline.db, undefined, (service) =>
-        paired({
-          url: `${service.url}/`,
-          tokens: baseline.tokens,
-          cpu: { servicePid: service.pid, postmasterPid: cluster.postmasterPid },
-        }), options.baselineDir)
-      : options.pooler
-      ? await withPooledService(cluster, "bench_service", (service) =>
-        paired(undefined, {
-          url: `${service.url}/`,
-          cpu: { servicePid: service.pid, postmasterPid: cluster.postmasterPid },
-        }))
-      : await paired();
+    const rounds = await roundsBeside(cluster, options, baseline, paired);
     const statements = options.profile ? await topStatements(admin, "bench_service") : [];
     const functions = profileDir ? await summarizeProfileDir(profileDir) : [];
     const hot = await withService(
