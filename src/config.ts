@@ -1,6 +1,7 @@
 // Reads the service configuration from the environment (CONTRACT section 11), once, with zod.
 import { z } from "zod";
 import type { ConnectionBounds } from "./net/connection_gate.ts";
+import type { OpenOptions, PoolerMode } from "./db/connect.ts";
 
 const flag = z
   .enum(["", "0", "1", "false", "true", "off", "on", "no", "yes"], {
@@ -18,6 +19,10 @@ const ConfigSchema = z.object({
   PORT: port.default(8787),
   HOSTNAME: z.string().min(1).default("0.0.0.0"),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_DIRECT_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_POOLER: z.enum(["none", "transaction"], {
+    error: (issue) => `must be none or transaction (got "${issue.input}")`,
+  }).default("none"),
   DATA_DIR: z.string().min(1).default("./data"),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   MAIL_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/i, "must be a domain name").default("mail.localhost"),
@@ -54,6 +59,9 @@ const ConfigSchema = z.object({
 }).refine((c) => (c.SMTP_TLS_CERT === undefined) === (c.SMTP_TLS_KEY === undefined), {
   path: ["SMTP_TLS_CERT"],
   message: "must be set together with SMTP_TLS_KEY (file paths of the STARTTLS certificate and key)",
+}).refine((c) => c.DATABASE_URL || (!c.DATABASE_DIRECT_URL && c.DATABASE_POOLER === "none"), {
+  path: ["DATABASE_POOLER"],
+  message: "DATABASE_POOLER and DATABASE_DIRECT_URL need DATABASE_URL (the embedded database has no pooler)",
 }).refine((c) => c.HTTP_HEADERS_TIMEOUT_MS <= c.HTTP_REQUEST_TIMEOUT_MS, {
   path: ["HTTP_HEADERS_TIMEOUT_MS"],
   message: "must be at most HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)",
@@ -73,6 +81,10 @@ export interface Config {
   port: number;
   hostname: string;
   databaseUrl?: string;
+  /** Straight to Postgres past a pooler, for what needs a session (migrations); default databaseUrl. */
+  databaseDirectUrl?: string;
+  /** `transaction`: DATABASE_URL is a transaction-mode pooler, so no session state is used on it. */
+  databasePooler: PoolerMode;
   dataDir: string;
   publicUrl: string;
   mailDomain: string;
@@ -125,6 +137,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     port: c.PORT,
     hostname: c.HOSTNAME,
     databaseUrl: c.DATABASE_URL,
+    databaseDirectUrl: c.DATABASE_DIRECT_URL,
+    databasePooler: c.DATABASE_POOLER,
     dataDir: c.DATA_DIR,
     publicUrl: (c.PUBLIC_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ""),
     mailDomain: c.MAIL_DOMAIN.toLowerCase(),
@@ -161,6 +175,16 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     },
     databaseTimeoutMs: c.DATABASE_TIMEOUT_MS,
     shutdownDrainMs: c.SHUTDOWN_DRAIN_MS,
+  };
+}
+
+/** How to open this configuration's database (the caller adds pool sizes and timeouts). */
+export function databaseOptions(config: Config): OpenOptions {
+  return {
+    databaseUrl: config.databaseUrl,
+    directUrl: config.databaseDirectUrl,
+    pooler: config.databasePooler,
+    dataDir: config.dataDir,
   };
 }
 

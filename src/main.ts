@@ -1,5 +1,5 @@
 // Wiring only: configuration, database, ledger, HTTP server, background work, clean shutdown.
-import { loadConfig } from "./config.ts";
+import { databaseOptions, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/connect.ts";
 import { migrate } from "./db/migrate.ts";
 import { createServiceLedger } from "./service_ledger.ts";
@@ -19,12 +19,9 @@ import { startSmtpReceiver } from "./email/smtp_server.ts";
 import { describeError, log, logError } from "./log.ts";
 
 const config = loadConfig();
-const db = await openDatabase({
-  databaseUrl: config.databaseUrl,
-  dataDir: config.dataDir,
-  connectTimeoutMs: config.databaseTimeoutMs,
-});
-const applied = await migrate(db.sql);
+const db = await openDatabase({ ...databaseOptions(config), connectTimeoutMs: config.databaseTimeoutMs });
+// Past a transaction-mode pooler, over DATABASE_DIRECT_URL.
+const applied = await migrate(db.direct);
 if (applied.length) log("info", "migrations applied", { applied });
 if (config.allowPrivateWebhooks) {
   log(

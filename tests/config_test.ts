@@ -63,3 +63,22 @@ Deno.test("timeouts and connection bounds: defaults, and a headers timeout withi
   assert.ok("error" in late);
   assert.match(late.error, /^Invalid HTTP_HEADERS_TIMEOUT_MS: must be at most HTTP_REQUEST_TIMEOUT_MS/m);
 });
+
+Deno.test("the pooler settings need DATABASE_URL and name a known mode", () => {
+  const ok = parseConfig({
+    DATABASE_URL: "postgres://u@127.0.0.1:6432/db",
+    DATABASE_POOLER: "transaction",
+    DATABASE_DIRECT_URL: "postgres://u@127.0.0.1:5432/db",
+  });
+  assert.ok(!("error" in ok));
+  assert.equal(ok.databasePooler, "transaction");
+  assert.equal(ok.databaseDirectUrl, "postgres://u@127.0.0.1:5432/db");
+  const plain = parseConfig({ DATABASE_URL: "postgres://u@127.0.0.1:5432/db" });
+  assert.ok(!("error" in plain) && plain.databasePooler === "none");
+  const unknown = parseConfig({ DATABASE_URL: "postgres://u@h/db", DATABASE_POOLER: "session" });
+  assert.ok("error" in unknown);
+  assert.match(unknown.error, /^Invalid DATABASE_POOLER: must be none or transaction \(got "session"\)$/m);
+  const embedded = parseConfig({ DATABASE_POOLER: "transaction" });
+  assert.ok("error" in embedded);
+  assert.match(embedded.error, /^Invalid DATABASE_POOLER: .*need DATABASE_URL/m);
+});

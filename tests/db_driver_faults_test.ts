@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { type Database, openDatabase } from "../src/db/connect.ts";
 import { isDatabaseUnavailable } from "../src/db/faults.ts";
 import { withDeadline } from "../src/db/deadline.ts";
-import { embedded, freshDatabase } from "./helpers/service.ts";
+import { embedded, freshDatabase, openOptionsOf } from "./helpers/service.ts";
 import { type FaultProxy, startFaultProxy } from "./helpers/fault_proxy.ts";
 
 const WORKERS = 16;
@@ -32,15 +32,15 @@ interface Harness {
 
 async function harness(maxConnections: number): Promise<Harness> {
   const database = await freshDatabase();
-  const direct = await openDatabase({ databaseUrl: database.env.DATABASE_URL, dataDir: "" });
+  const direct = await openDatabase(openOptionsOf(database.env));
   await direct.sql`create table tx_parts (tx int, part int, primary key (tx, part))`;
   const proxy = startFaultProxy({
     hostname: "127.0.0.1",
     port: Number(new URL(database.env.DATABASE_URL).port),
   });
   const db = await openDatabase({
+    ...openOptionsOf(database.env),
     databaseUrl: proxy.urlFor(database.env.DATABASE_URL),
-    dataDir: "",
     maxConnections,
     connectTimeoutMs: 2_000,
   });

@@ -10,7 +10,7 @@ import type { Ledger } from "../src/ledger/ledger.ts";
 import { createServiceLedger } from "../src/service_ledger.ts";
 import { deliveryChannels } from "../src/delivery_channels.ts";
 import { offsetClock } from "../src/clock.ts";
-import { parseConfig } from "../src/config.ts";
+import { databaseOptions, parseConfig } from "../src/config.ts";
 import { createApp } from "../src/http/app.ts";
 import { startDeliveryWorker } from "../src/webhooks/delivery_worker.ts";
 import { startScheduler } from "../src/schedules/scheduler.ts";
@@ -61,15 +61,12 @@ async function harness(): Promise<Harness> {
   const config = parseConfig({
     SMTP_PORT: "0",
     UNSAFE_ALLOW_PRIVATE_WEBHOOKS: "1",
+    ...database.env,
     DATABASE_URL: proxy.urlFor(database.env.DATABASE_URL),
   });
   if ("error" in config) throw new Error(config.error);
-  const db = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: "",
-    connectTimeoutMs: DATABASE_TIMEOUT_MS,
-  });
-  await migrate(db.sql);
+  const db = await openDatabase({ ...databaseOptions(config), connectTimeoutMs: DATABASE_TIMEOUT_MS });
+  await migrate(db.direct);
   const clock = offsetClock();
   const ledger = createServiceLedger(db.sql, clock, { deadlineMs: DATABASE_TIMEOUT_MS });
   const app = createApp({ sql: db.sql, ledger, clock, config });

@@ -9,18 +9,14 @@ import { preparePartitions } from "../src/sweeper.ts";
 import { sweepExpiredDeliveries } from "../src/webhooks/retention.ts";
 import { claimDueDeliveries } from "../src/webhooks/outbox.ts";
 import { acceptMessage } from "../src/email/accept.ts";
-import { freshDatabase } from "./helpers/service.ts";
+import { freshDatabase, openOptionsOf } from "./helpers/service.ts";
 import { inProcessService } from "./helpers/in_process.ts";
 
 const DAY = 24 * 3600 * 1000;
 
 async function withFreshDatabase(work: (sql: Sql) => Promise<void>) {
   const database = await freshDatabase();
-  const db = await openDatabase({
-    databaseUrl: database.env.DATABASE_URL,
-    dataDir: database.env.DATA_DIR ?? "",
-    maxConnections: 2,
-  });
+  const db = await openDatabase({ ...openOptionsOf(database.env), maxConnections: 2 });
   try {
     await work(db.sql);
   } finally {

@@ -16,7 +16,7 @@ import {
 } from "../src/attachments/store.ts";
 import { SAMPLE_ATTACHMENT } from "../src/attachments/sample_pdf.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
-import { freshDatabase } from "./helpers/service.ts";
+import { freshDatabase, openOptionsOf } from "./helpers/service.ts";
 import { inProcessService } from "./helpers/in_process.ts";
 
 const DAY = 24 * 3600 * 1000;
@@ -24,11 +24,7 @@ const at = (iso: string) => new Date(iso);
 
 async function withFreshDatabase(work: (sql: Sql) => Promise<void>) {
   const database = await freshDatabase();
-  const db = await openDatabase({
-    databaseUrl: database.env.DATABASE_URL,
-    dataDir: database.env.DATA_DIR ?? "",
-    maxConnections: 2,
-  });
+  const db = await openDatabase({ ...openOptionsOf(database.env), maxConnections: 2 });
   try {
     await work(db.sql);
   } finally {

@@ -45,14 +45,20 @@ Deno.test({
       // On Postgres every instance gets its own pool, as separate processes would; the embedded
       // database has one connection, which the instances share.
       const instances: SchedulerOptions[] = [];
-      const url = Deno.env.get("DATABASE_URL");
+      const url = Deno.env.get("DATABASE_POOLER_URL") ?? Deno.env.get("DATABASE_URL");
+      const pooler = Deno.env.get("DATABASE_POOLER_URL") ? "transaction" : "none";
       for (let i = 0; i < INSTANCES; i++) {
         let sql: Sql = svc.db.sql;
         if (url) {
           const [{ name }] = await svc.db.sql<{ name: string }[]>`select current_database() as name`;
           const own = new URL(url);
           own.pathname = `/${name}`;
-          const db = await openDatabase({ databaseUrl: own.toString(), dataDir: "", maxConnections: 4 });
+          const db = await openDatabase({
+            databaseUrl: own.toString(),
+            pooler,
+            dataDir: "",
+            maxConnections: 4,
+          });
           pools.push(db);
           sql = db.sql;
         }

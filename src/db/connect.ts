@@ -12,7 +12,13 @@ export type Tx = postgres.TransactionSql<{ bigint: number }>;
 export type Queryable = Sql | Tx;
 
 export interface Database {
+  /** The pool every request, worker and task uses (through the pooler when there is one). */
   sql: Sql;
+  /**
+   * A small pool of sessions straight to Postgres (DATABASE_DIRECT_URL), for what needs one:
+   * migrations today. Without DATABASE_DIRECT_URL it is `sql` itself.
+   */
+  direct: Sql;
   /** True when this process hosts the embedded PGlite (a single connection, no LISTEN). */
   embedded: boolean;
   close(): Promise<void>;
@@ -28,8 +34,14 @@ const types = {
   },
 };
 
+/** `transaction`: DATABASE_URL is a transaction-mode pooler (PgBouncer); see `openDatabase`. */
+export type PoolerMode = "none" | "transaction";
+
 export interface OpenOptions {
   databaseUrl?: string;
+  /** Straight to Postgres, past the pooler; default `databaseUrl`. */
+  directUrl?: string;
+  pooler?: PoolerMode;
   dataDir: string;
   maxConnections?: number;
   /** Longest a new connection may take to open (default DEFAULT_CONNECT_TIMEOUT_MS). */
@@ -47,19 +59,45 @@ export function reconnectDelaySeconds(failures: number): number {
   return Math.min(RECONNECT_MAX_SECONDS, 0.05 * 2 ** failures);
 }
 
+/** Sessions straight to Postgres: migrations hold one transaction each; two are plenty. */
+const DIRECT_MAX_CONNECTIONS = 2;
+/** A direct connection left idle this long is closed: it holds a server slot the pooler would share. */
+const DIRECT_IDLE_SECONDS = 30;
+
+/**
+ * Behind a transaction-mode pooler each transaction (or lone statement) may run on another server
+ * connection, so nothing may outlive one: no named prepared statements (`prepare: false`; the
+ * driver sends unnamed ones), no session settings, no session advisory locks, no LISTEN. The
+ * service only takes `pg_advisory_xact_lock` and `set local`, which end with their transaction, and
+ * its leases are rows (`locked_until`, `claimed_until`), so the same code runs either way.
+ */
 export async function openDatabase(options: OpenOptions): Promise<Database> {
-  if (options.databaseUrl) {
-    const sql = postgres(options.databaseUrl, {
-      max: options.maxConnections ?? 10,
+  if (!options.databaseUrl) return await openEmbedded(options.dataDir);
+  const connectTimeout = (options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) / 1000;
+  const open = (url: string, max: number, pooled: boolean, idleSeconds?: number) =>
+    postgres(url, {
+      max,
       types,
+      prepare: !pooled,
       onnotice: () => {},
       connection: { application_name: "credit-api" },
-      connect_timeout: (options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) / 1000,
+      connect_timeout: connectTimeout,
       backoff: reconnectDelaySeconds,
+      ...(idleSeconds ? { idle_timeout: idleSeconds } : {}),
     }) as unknown as Sql;
-    return { sql, embedded: false, close: () => sql.end({ timeout: 5 }) };
+  const sql = open(options.databaseUrl, options.maxConnections ?? 10, options.pooler === "transaction");
+  if (!options.directUrl || options.directUrl === options.databaseUrl) {
+    return { sql, direct: sql, embedded: false, close: () => sql.end({ timeout: 5 }) };
   }
-  return await openEmbedded(options.dataDir);
+  const direct = open(options.directUrl, DIRECT_MAX_CONNECTIONS, false, DIRECT_IDLE_SECONDS);
+  return {
+    sql,
+    direct,
+    embedded: false,
+    close: async () => {
+      await Promise.all([sql.end({ timeout: 5 }), direct.end({ timeout: 5 })]);
+    },
+  };
 }
 
 async function openEmbedded(dataDir: string): Promise<Database> {
@@ -83,6 +121,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   }) as unknown as Sql;
   return {
     sql,
+    direct: sql,
     embedded: true,
     async close() {
       await sql.end({ timeout: 5 });

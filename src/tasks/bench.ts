@@ -12,6 +12,7 @@ import { seedLedger } from "./bench/ledger_seed.ts";
 import { migrate } from "../db/migrate.ts";
 import { type BenchFigures, profileLines, summarize } from "./bench/report.ts";
 import type { BenchCluster } from "./bench/cluster.ts";
+import { benchPooler } from "./bench/pooler.ts";
 
 /** The parts of the bench; BENCH_ONLY picks some (comma-separated). */
 const PARTS = ["load", "ledger", "sweep"] as const;
@@ -48,6 +49,8 @@ const config = {
   profile: Deno.env.get("BENCH_PROFILE") === "1",
   // A checkout of an earlier commit (its own deno.json and src/): its service takes the same rounds.
   baselineDir: Deno.env.get("BENCH_BASELINE_DIR") || undefined,
+  // BENCH_POOLER=pgbouncer: a service through PgBouncer takes the same rounds beside the direct one.
+  pooler: benchPooler(Deno.env.get("BENCH_POOLER")),
   parts: benchParts(),
 };
 

@@ -1,13 +1,13 @@
 // Opens the service's database for an operations task, with the service's configuration.
-import { loadConfig } from "../config.ts";
+import { databaseOptions, loadConfig } from "../config.ts";
 import { type Database, openDatabase } from "../db/connect.ts";
 import { migrate } from "../db/migrate.ts";
 
 export async function openTaskDatabase(options: { maxConnections?: number } = {}): Promise<Database> {
   const config = loadConfig();
   try {
-    const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...options });
-    await migrate(db.sql);
+    const db = await openDatabase({ ...databaseOptions(config), ...options });
+    await migrate(db.direct);
     return db;
   } catch (error) {
     const hint = config.databaseUrl

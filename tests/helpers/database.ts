@@ -3,12 +3,12 @@
 // database belongs to one process, so on it the service is stopped for the work and started again
 // after; Postgres is opened alongside.
 import { type Database, openDatabase } from "../../src/db/connect.ts";
-import type { Service } from "./service.ts";
+import { openOptionsOf, type Service } from "./service.ts";
 
 export async function withDatabase<T>(service: Service, work: (db: Database) => Promise<T>): Promise<T> {
-  const { DATABASE_URL: databaseUrl, DATA_DIR: dataDir = "" } = service.databaseEnv;
+  const databaseUrl = service.databaseEnv.DATABASE_URL;
   if (!databaseUrl) await service.stop();
-  const db = await openDatabase({ databaseUrl, dataDir, maxConnections: 1 });
+  const db = await openDatabase({ ...openOptionsOf(service.databaseEnv), maxConnections: 1 });
   try {
     return await work(db);
   } finally {

@@ -5,7 +5,7 @@ import { migrate } from "../../src/db/migrate.ts";
 import type { Ledger } from "../../src/ledger/ledger.ts";
 import { createServiceLedger, type ServiceLedgerOptions } from "../../src/service_ledger.ts";
 import { offsetClock } from "../../src/clock.ts";
-import { parseConfig } from "../../src/config.ts";
+import { databaseOptions, parseConfig } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../src/http/env.ts";
@@ -41,8 +41,8 @@ export async function inProcessService(
     ...env,
   });
   if ("error" in config) throw new Error(config.error);
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  await migrate(db.sql);
+  const db = await openDatabase(databaseOptions(config));
+  await migrate(db.direct);
   const clock = offsetClock();
   const ledger = createServiceLedger(db.sql, clock, { validateEvents: true, ...ledgerOptions });
   const app = createApp({ sql: db.sql, ledger, clock, config });

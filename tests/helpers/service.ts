@@ -1,6 +1,10 @@
 // Starts the real service as a subprocess on a fresh database, as a user would run it:
 // a fresh Postgres database when DATABASE_URL is set, otherwise a fresh embedded data directory.
+// With DATABASE_POOLER_URL too (the base URL of a transaction-mode PgBouncer in front of
+// DATABASE_URL's server, with a `*` database entry), the service reaches that database through the
+// pooler: DATABASE_URL = the pooler, DATABASE_DIRECT_URL = the server, DATABASE_POOLER=transaction.
 import postgres from "postgres";
+import type { OpenOptions } from "../../src/db/connect.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -11,6 +15,8 @@ export interface ServiceOptions {
   sharedWith?: Service;
   /** Open an SMTP port too. */
   smtp?: boolean;
+  /** A database made for this service (freshDatabase with options); dropped with the service. */
+  database?: FreshDatabase;
   /** Rewrites the service's DATABASE_URL (through a fault proxy); tasks keep the direct one. */
   routeDatabase?: (databaseUrl: string) => string;
 }
@@ -42,8 +48,20 @@ export function freePort(): number {
   return port;
 }
 
-export async function freshDatabase(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
-  const base = Deno.env.get("DATABASE_URL");
+export interface FreshDatabase {
+  /** The service's database variables. */
+  env: Record<string, string>;
+  drop: () => Promise<void>;
+}
+
+/**
+ * A new database on the server of `base` (default DATABASE_URL; none: an embedded data directory),
+ * reached through the transaction-mode pooler at `pooler` (default DATABASE_POOLER_URL) if any.
+ */
+export async function freshDatabase(
+  options: { base?: string; pooler?: string } = {},
+): Promise<FreshDatabase> {
+  const base = options.base ?? Deno.env.get("DATABASE_URL");
   if (!base) {
     const dir = await Deno.makeTempDir({ prefix: "credit-api-test-" });
     return { env: { DATA_DIR: dir }, drop: () => Deno.remove(dir, { recursive: true }).catch(() => {}) };
@@ -52,10 +70,16 @@ export async function freshDatabase(): Promise<{ env: Record<string, string>; dr
   const admin = postgres(base, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name}`);
   await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
+  const direct = databaseOn(base, name);
+  const pooler = options.pooler ?? Deno.env.get("DATABASE_POOLER_URL");
   return {
-    env: { DATABASE_URL: url.toString() },
+    env: pooler
+      ? {
+        DATABASE_URL: databaseOn(pooler, name),
+        DATABASE_DIRECT_URL: direct,
+        DATABASE_POOLER: "transaction",
+      }
+      : { DATABASE_URL: direct },
     async drop() {
       const admin = postgres(base, { max: 1, onnotice: () => {} });
       await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
@@ -64,10 +88,27 @@ export async function freshDatabase(): Promise<{ env: Record<string, string>; dr
   };
 }
 
+/** `base` with its database replaced by `name`. */
+export function databaseOn(base: string, name: string): string {
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** How to open the database of a service environment the way the service does (pooler included). */
+export function openOptionsOf(env: Record<string, string>): OpenOptions {
+  return {
+    databaseUrl: env.DATABASE_URL,
+    directUrl: env.DATABASE_DIRECT_URL,
+    pooler: env.DATABASE_POOLER === "transaction" ? "transaction" : "none",
+    dataDir: env.DATA_DIR ?? "",
+  };
+}
+
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
   const db = options.sharedWith
     ? { env: options.sharedWith.databaseEnv, drop: async () => {} }
-    : await freshDatabase();
+    : options.database ?? await freshDatabase();
   const port = freePort();
   const smtpPort = options.smtp ? freePort() : 0;
   const env: Record<string, string> = {
@@ -97,6 +138,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   async function start() {
     const env2 = { ...Deno.env.toObject(), ...env };
     if (!db.env.DATABASE_URL) delete env2.DATABASE_URL;
+    // The test run's own variable, not the service's.
+    delete env2.DATABASE_POOLER_URL;
     child = new Deno.Command(Deno.execPath(), {
       args: ["run", "--allow-all", "src/main.ts"],
       cwd: ROOT,

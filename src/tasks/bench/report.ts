@@ -24,8 +24,12 @@ export function median(values: number[]): number {
 const round = (n: number, digits = 0) => Math.round(n * 10 ** digits) / 10 ** digits;
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 
-function sideOf(rounds: Round[], side: "get" | "post" | "baselineGet" | "baselinePost") {
-  const ceiling = side === "get" || side === "baselineGet" ? "getCeiling" : "postCeiling";
+type Side = "get" | "post" | "baselineGet" | "baselinePost" | "pooledGet" | "pooledPost";
+
+function sideOf(rounds: Round[], side: Side) {
+  const ceiling = side === "get" || side === "baselineGet" || side === "pooledGet"
+    ? "getCeiling"
+    : "postCeiling";
   const ratios = rounds.map((r) => r[side]!.rate / r[ceiling].rate);
   const runs = rounds.map((r) => r[side]!);
   return {
@@ -80,6 +84,14 @@ function loadLines(load: LoadFigures, wallets: number, json: Json): string[] {
         `${post.p99Ms} ms, CPU ${post.serviceCpuUs} µs)`,
     );
     json.baseline = { get, post };
+  }
+  if (load.rounds[0]?.pooledGet) {
+    const [get, post] = [sideOf(load.rounds, "pooledGet"), sideOf(load.rounds, "pooledPost")];
+    const side = (s: typeof get) =>
+      `ratio ${s.ratio} (${fmt(s.rps)} req/s, p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms, ${s.errors} errors, ` +
+      `CPU service ${s.serviceCpuUs} µs, postgres ${s.postgresCpuUs} µs)`;
+    lines.push(`through PgBouncer (transaction mode, same rounds): GET ${side(get)}; POST ${side(post)}`);
+    json.pooled = { get, post };
   }
   const h = hotOf(load.hot);
   lines.push(

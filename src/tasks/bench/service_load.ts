@@ -9,6 +9,7 @@ import { timeTask } from "./offline.ts";
 import { type HotFunction, summarizeProfileDir } from "./cpu_profile.ts";
 import { resetStatements, type TopStatement, topStatements } from "./statements.ts";
 import { log, peakRssMb } from "./system.ts";
+import { type BenchPooler, withPooledService } from "./pooler.ts";
 
 export interface LoadOptions {
   seconds: number;
@@ -17,6 +18,8 @@ export interface LoadOptions {
   profile: boolean;
   /** A checkout of an earlier commit whose service takes the same rounds (BENCH_BASELINE_DIR). */
   baselineDir?: string;
+  /** A second service through this pooler takes the same rounds (BENCH_POOLER). */
+  pooler?: BenchPooler;
 }
 
 export interface Round {
@@ -27,6 +30,9 @@ export interface Round {
   /** The baseline service's runs in the same round, right after this service's. */
   baselineGet?: RunResult;
   baselinePost?: RunResult;
+  /** The service through the pooler in the same round, right after the direct one. */
+  pooledGet?: RunResult;
+  pooledPost?: RunResult;
 }
 
 export interface LoadFigures {
@@ -57,6 +63,8 @@ interface Targets {
   pgbenchUrl: string;
   /** The baseline service and its own funded wallets, when comparing with an earlier commit. */
   baseline?: { url: string; tokens: string; cpu: CpuSources };
+  /** The service through the pooler, on the same database and wallets. */
+  pooled?: { url: string; cpu: CpuSources };
 }
 
 async function tokensFile(tokens: string[]): Promise<string> {
@@ -98,21 +106,31 @@ async function pairedRounds(
   if (base) {
     await wrkRun({ url: base.url, tokensFile: base.tokens, method: "GET", seconds: warmUp }, base.cpu);
   }
+  const pooled = targets.pooled;
+  const throughPooler = (method: "GET" | "POST") =>
+    pooled ? wrkRun({ url: pooled.url, tokensFile: targets.tokens, method, seconds }, pooled.cpu) : undefined;
+  if (pooled) await throughPooler("GET");
   const rounds: Round[] = [];
   for (let i = 1; i <= options.rounds; i++) {
     const get = await service("GET");
     const baselineGet = await baseline("GET");
+    const pooledGet = await throughPooler("GET");
     const getCeiling = await ceiling();
     const post = await service("POST");
     const baselinePost = await baseline("POST");
+    const pooledPost = await throughPooler("POST");
     const postCeiling = await ceiling();
-    rounds.push({ get, getCeiling, post, postCeiling, ...(base ? { baselineGet, baselinePost } : {}) });
+    const beside = {
+      ...(base ? { baselineGet, baselinePost } : {}),
+      ...(pooled ? { pooledGet, pooledPost } : {}),
+    };
+    rounds.push({ get, getCeiling, post, postCeiling, ...beside });
     log(
       `round ${i}: GET ratio ${(get.rate / getCeiling.rate).toFixed(2)}, POST ratio ${
         (post.rate / postCeiling.rate).toFixed(2)
       }`,
     );
-    const runs = { get, getCeiling, post, postCeiling, ...(base ? { baselineGet, baselinePost } : {}) };
+    const runs = { get, getCeiling, post, postCeiling, ...beside };
     for (const [label, run] of Object.entries(runs)) log(`  ${describeRun(label, run!)}`);
   }
   return rounds;
@@ -167,6 +185,40 @@ async function hotWallet(options: LoadOptions, targets: Targets, cpu: CpuSources
   return { ceiling, get, post };
 }
 
+type Paired = (base?: Targets["baseline"], pooled?: Targets["pooled"]) => Promise<Round[]>;
+
+/**
+ * The paired rounds, with the baseline's service (BENCH_BASELINE_DIR) or a service through the
+ * pooler (BENCH_POOLER) beside this one, idle while the other is measured; the baseline wins.
+ */
+async function roundsBeside(
+  cluster: BenchCluster,
+  options: LoadOptions,
+  baseline: { db: string; tokens: string } | undefined,
+  paired: Paired,
+): Promise<Round[]> {
+  const cpuOf = (service: RunningService) => ({
+    servicePid: service.pid,
+    postmasterPid: cluster.postmasterPid,
+  });
+  if (baseline) {
+    return await withService(
+      baseline.db,
+      undefined,
+      (service) => paired({ url: `${service.url}/`, tokens: baseline.tokens, cpu: cpuOf(service) }),
+      options.baselineDir,
+    );
+  }
+  if (options.pooler) {
+    return await withPooledService(
+      cluster,
+      "bench_service",
+      (service) => paired(undefined, { url: `${service.url}/`, cpu: cpuOf(service) }),
+    );
+  }
+  return await paired();
+}
+
 /**
  * Three service runs on one database: one funds the wallets, one takes the paired rounds (under
  * the CPU profiler when profiling, so that the profile holds the rounds and little else), and
@@ -196,23 +248,21 @@ export async function serviceLoad(cluster: BenchCluster, options: LoadOptions): 
 
     const baseline = options.baselineDir ? await fundBaseline(cluster, options, files) : undefined;
     let servicePeakRssMb = 0;
-    const paired = (base?: Targets["baseline"]) =>
+    const paired = (base?: Targets["baseline"], pooled?: Targets["pooled"]) =>
       withService(serviceDb, profileDir, async (service) => {
         const cpu = { servicePid: service.pid, postmasterPid: cluster.postmasterPid };
-        const targets = { serviceUrl: `${service.url}/`, tokens: files[0], pgbenchUrl, baseline: base };
+        const targets = {
+          serviceUrl: `${service.url}/`,
+          tokens: files[0],
+          pgbenchUrl,
+          baseline: base,
+          pooled,
+        };
         const done = await pairedRounds(options, targets, cpu);
         servicePeakRssMb = peakRssMb(service.pid);
         return done;
       });
-    // The baseline service runs beside this one, idle while the other is measured.
-    const rounds = baseline
-      ? await withService(baseline.db, undefined, (service) =>
-        paired({
-          url: `${service.url}/`,
-          tokens: baseline.tokens,
-          cpu: { servicePid: service.pid, postmasterPid: cluster.postmasterPid },
-        }), options.baselineDir)
-      : await paired();
+    const rounds = await roundsBeside(cluster, options, baseline, paired);
     const statements = options.profile ? await topStatements(admin, "bench_service") : [];
     const functions = profileDir ? await summarizeProfileDir(profileDir) : [];
     const hot = await withService(
