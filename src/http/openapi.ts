@@ -60,6 +60,7 @@ export const ERROR_RESPONSES = {
   400: error("Invalid parameters or request: a phrase naming the field and the rule"),
   401: error("Missing or invalid X-Token: `Unauthorized`"),
   402: error("Balance below the call's cost: `Insufficient credits`"),
+  403: error("A scoped key may not make this call (its scope, its buckets, or a route closed to keys)"),
   405: error("Method not allowed on this path"),
   422: error("Idempotency-Key reused with a different request"),
   503: {

@@ -3,7 +3,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { errorResponse } from "../errors.ts";
-import { errorResponseDoc, publicRoute, serve, textOk } from "../openapi.ts";
+import { errorResponseDoc, publicRoute, RETRY_AFTER_HEADER, serve, textOk } from "../openapi.ts";
 import { withDeadline } from "../../db/deadline.ts";
 import { RETRY_AFTER_SECONDS } from "../unavailable.ts";
 
@@ -20,7 +20,10 @@ const readyz = publicRoute({
   path: "/readyz",
   operationId: "getReadiness",
   summary: "Readiness: the database is reachable",
-  responses: { ...textOk("`OK`"), 503: errorResponseDoc("`Database unreachable`") },
+  responses: {
+    ...textOk("`OK`"),
+    503: { ...errorResponseDoc("`Database unreachable`"), headers: RETRY_AFTER_HEADER },
+  },
 });
 
 export function healthRoutes(app: OpenAPIHono<AppEnv>) {
