@@ -27,8 +27,8 @@ function replayServer(exchanges: Exchange[]) {
   });
 }
 
-/** Prism's proxy in front of `upstream`, once it listens. */
-async function startPrism(documentFile: string, upstream: string) {
+/** Prism's proxy in front of `upstream`, once it listens; it forwards every request as it is. */
+export async function startPrism(documentFile: string, upstream: string) {
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = 20000 + Math.floor(Math.random() * 30000);
     const child = new Deno.Command(Deno.execPath(), {

@@ -4170,7 +4170,10 @@ export interface operations {
   receivePayment: {
     parameters: {
       query?: never;
-      header?: never;
+      header: {
+        /** @description The provider's signature: `t=<unix>,v1=<hex HMAC-SHA256 of "t.body">` */
+        "stripe-signature": string;
+      };
       path?: never;
       cookie?: never;
     };

@@ -31,7 +31,15 @@ const paymentWebhook = publicRoute({
   summary: "Payment confirmation from the payment provider",
   description: 'Signed with `Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">`; ' +
     "`checkout.session.completed` with `client_reference_id` = token adds the tier's credits once per event id.",
-  request: { body: { content: { "application/json": { schema: CheckoutEvent } } } },
+  request: {
+    headers: z.object({
+      "stripe-signature": z.string().openapi({
+        description: 'The provider\'s signature: `t=<unix>,v1=<hex HMAC-SHA256 of "t.body">`',
+        example: "t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd",
+      }),
+    }),
+    body: { content: { "application/json": { schema: CheckoutEvent } } },
+  },
   responses: {
     ...TOO_LARGE,
     ...textOk("`OK` (also for a replayed or ignored event)"),
