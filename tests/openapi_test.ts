@@ -64,7 +64,7 @@ Deno.test("the OpenAPI document", async () => {
     assert.ok(kvParams.includes("path:bucket") && kvParams.includes("path:key"));
     assert.ok(doc.paths["/token/logs"].get.parameters.some((p: any) => p.name === "n" && p.in === "query"));
     const named = (operation: any) => operation.parameters.map((p: any) => `${p.in}:${p.name}`);
-    assert.ok(doc.paths["/kv/{bucket}/{key}"].get.responses["200"].headers.etag, "GET documents its ETag");
+    assert.ok(doc.paths["/kv/{bucket}/{key}"].get.responses["200"].headers.ETag, "GET documents its ETag");
     for (const operation of [doc.paths["/kv/{bucket}/{key}"].post, doc.paths["/kv/{bucket}/{key}"].delete]) {
       assert.ok(
         named(operation).includes("header:if-match") && named(operation).includes("header:if-none-match"),
@@ -119,17 +119,75 @@ Deno.test("the document describes exactly the routes the app serves, both ways",
   }
 });
 
-Deno.test("shared rules are documented from their one definition: token length and webhookId", async () => {
+Deno.test("shared rules are documented from their one definition: security and webhookId", async () => {
   const svc = await inProcessService();
   try {
     const doc = JSON.parse((await svc.request("GET", "/openapi.json")).text);
-    const parameters = Object.values(doc.paths as Record<string, Record<string, any>>)
-      .flatMap((item) => Object.values(item).flatMap((operation) => operation.parameters ?? []));
-    const tokens = parameters.filter((p: any) => p.in === "header" && p.name === "x-token");
+    const operations = Object.values(doc.paths as Record<string, Record<string, any>>)
+      .flatMap((item) => Object.values(item));
+    const parameters = operations.flatMap((operation) => operation.parameters ?? []);
     const webhookIds = parameters.filter((p: any) => p.in === "path" && p.name === "webhookId");
-    assert.ok(tokens.length > 10 && webhookIds.length >= 5);
-    for (const token of tokens) assert.equal(token.schema.minLength, MIN_TOKEN_LENGTH);
+    assert.ok(webhookIds.length >= 5);
     for (const webhookId of webhookIds) assert.equal(webhookId.schema.pattern, WEBHOOK_ID_PATTERN.source);
+    // X-Token is the security scheme, no longer a parameter of each operation.
+    assert.deepEqual(parameters.filter((p: any) => p.in === "header" && /^x-token$/i.test(p.name)), []);
+    assert.deepEqual(doc.components.securitySchemes.token, {
+      type: "apiKey",
+      in: "header",
+      name: "X-Token",
+      description: doc.components.securitySchemes.token.description,
+    });
+    assert.match(doc.components.securitySchemes.token.description, new RegExp(`${MIN_TOKEN_LENGTH} to 256`));
+    assert.ok(doc.servers?.length === 1 && doc.servers[0].url.startsWith("http"));
+    const ids = operations.map((operation) => operation.operationId);
+    assert.equal(new Set(ids).size, operations.length, "every operation has its own operationId");
+    assert.ok(ids.every((id) => /^[a-z][A-Za-z]+$/.test(id)), ids.join(" "));
+  } finally {
+    await svc.close();
+  }
+});
+
+/** Public routes: everything else needs X-Token (and /mcp also takes a bearer token). */
+const PUBLIC = new Set([
+  "post /token",
+  "get /healthz",
+  "get /readyz",
+  "post /payments/webhook",
+  "get /attachments/{owner}/{id}",
+  "get /",
+  "get /dashboard/{file}",
+]);
+
+Deno.test("security on every operation, and the headers each answer carries", async () => {
+  const svc = await inProcessService();
+  try {
+    const doc = JSON.parse((await svc.request("GET", "/openapi.json")).text);
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const name = `${method} ${path}`;
+        const expected = PUBLIC.has(name)
+          ? []
+          : name === "post /mcp"
+          ? [{ token: [] }, { bearer: [] }]
+          : [{ token: [] }];
+        assert.deepEqual(operation.security, expected, name);
+        for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
+          assert.deepEqual(response.headers?.["X-Request-Id"], { $ref: "#/components/headers/RequestId" });
+          const billed = !PUBLIC.has(name) && name !== "post /mcp" &&
+            !["401", "405", "503"].includes(status);
+          assert.equal(
+            Boolean(response.headers["X-Balance"] && response.headers["X-Cost"]),
+            billed,
+            `${name} ${status}`,
+          );
+          if (status === "200" && billed) assert.equal(response.headers["X-Balance"].required, true);
+          // Every 429 and 503 says when to come back, but that of payments switched off.
+          if (status === "429" || (status === "503" && name !== "post /payments/webhook")) {
+            assert.equal(response.headers["Retry-After"]?.required, true, `${name} ${status}`);
+          }
+        }
+      }
+    }
   } finally {
     await svc.close();
   }

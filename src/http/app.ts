@@ -14,6 +14,7 @@ import { strictPath } from "./strict_path.ts";
 import { InputRefused } from "./input_refused.ts";
 import { answerRefused } from "./answer_refused.ts";
 import { unavailableResponse } from "./unavailable.ts";
+import { registerSharedComponents } from "./openapi.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { kvRoutes } from "./routes/kv.ts";
@@ -64,6 +65,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   dashboardRoutes(app);
   for (const install of extraRoutes) install(app);
 
+  registerSharedComponents(app);
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {
@@ -71,6 +73,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
       version: SERVICE_VERSION,
       description: "Key-value store, wallet tokens with credits, and webhooks. Authenticate with X-Token.",
     },
+    servers: [{ url: services.config.publicUrl, description: "This service (PUBLIC_URL)" }],
   });
 
   app.notFound(methodNotAllowed(app.routes));

@@ -1,15 +1,38 @@
-// Shared pieces of the route declarations that /openapi.json is generated from.
-import { z } from "@hono/zod-openapi";
+// Shared pieces of the route declarations that /openapi.json is generated from: the answers every
+// route shares, and how a route says who may call it (publicRoute, billedRoute), which also puts on
+// its answers the headers the middleware sends: X-Request-Id always, X-Balance and X-Cost once billed.
+import { createRoute, type OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-openapi";
+import type { AppEnv } from "./env.ts";
 import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from "./middleware.ts";
 
-// Only the lower bound is a schema rule: requireWallet refuses any other length with 401 before the
-// route's validation runs. It checks the trimmed token, so a maximum on the raw header could refuse
-// a token it accepts.
-export const TokenHeader = z.object({
-  "x-token": z.string().min(MIN_TOKEN_LENGTH).optional().openapi({
-    description: `Wallet token, or a scoped key (\`k_...\`) where keys are allowed; ` +
-      `${MIN_TOKEN_LENGTH} to ${MAX_TOKEN_LENGTH} characters`,
-  }),
+/** The security schemes of the document: `token` is the X-Token header, `bearer` is POST /mcp's other way. */
+export const SECURITY_SCHEMES = {
+  token: {
+    type: "apiKey" as const,
+    in: "header" as const,
+    name: "X-Token",
+    description: "The wallet token, or a scoped key (`k_...`) where keys are allowed: " +
+      `${MIN_TOKEN_LENGTH} to ${MAX_TOKEN_LENGTH} characters after trimming. Missing, unknown or ` +
+      "revoked: `401`, not charged.",
+  },
+  bearer: {
+    type: "http" as const,
+    scheme: "bearer",
+    description:
+      "`Authorization: Bearer <wallet token or scoped key>`, as MCP clients send it (POST /mcp only)",
+  },
+};
+
+/** The security requirement of a route that needs X-Token. */
+export const TOKEN_AUTH = [{ token: [] }];
+
+const Problem = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+}).openapi("Problem", {
+  description: "RFC 9457 problem details, answered with Accept: application/problem+json",
 });
 
 const text = (description: string) => ({
@@ -17,17 +40,42 @@ const text = (description: string) => ({
   content: { "text/plain": { schema: z.string() } },
 });
 
+/** An error answer: its phrase as text, or problem JSON when the client asks for it. */
+const error = (description: string) => ({
+  description,
+  content: { "text/plain": { schema: z.string() }, "application/problem+json": { schema: Problem } },
+});
+
+const integerHeader = (description: string, required = false) => ({
+  description,
+  required,
+  schema: { type: "integer" as const },
+});
+
+export const RETRY_AFTER_HEADER = {
+  "Retry-After": integerHeader("Seconds to wait before trying again", true),
+};
+
 export const ERROR_RESPONSES = {
-  400: text("Invalid parameters or request: a phrase naming the field and the rule"),
-  401: text("Missing or invalid X-Token: `Unauthorized`"),
-  402: text("Balance below the call's cost: `Insufficient credits`"),
-  405: text("Method not allowed on this path"),
-  422: text("Idempotency-Key reused with a different request"),
-  503: text(
-    "The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry " +
-      "shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key`",
-  ),
+  400: error("Invalid parameters or request: a phrase naming the field and the rule"),
+  401: error("Missing or invalid X-Token: `Unauthorized`"),
+  402: error("Balance below the call's cost: `Insufficient credits`"),
+  403: error("A scoped key may not make this call (its scope, its buckets, or a route closed to keys)"),
+  405: error("Method not allowed on this path"),
+  422: error("Idempotency-Key reused with a different request"),
+  503: {
+    ...error(
+      "The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or " +
+        "`Database unavailable, outcome unknown: retry with the same Idempotency-Key`",
+    ),
+    headers: RETRY_AFTER_HEADER,
+  },
 } as const;
+
+/** For routes that read a body: more than the route's limit is refused before it is parsed. */
+export const TOO_LARGE = {
+  413: error("The body is larger than the route's limit (`Payload Too Large: ...`)"),
+};
 
 export function textOk(description: string) {
   return { 200: text(description) };
@@ -37,13 +85,72 @@ export function jsonOk<S extends z.ZodType>(description: string, schema: S) {
   return { 200: { description, content: { "application/json": { schema } } } };
 }
 
-export { text as textResponse };
+export { error as errorResponseDoc };
 
 export const BILLING_NOTE =
   "Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.";
 
-import type { OpenAPIHono, RouteConfig, RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "./env.ts";
+const REQUEST_ID = { "X-Request-Id": { $ref: "#/components/headers/RequestId" } };
+
+/** The components the routes refer to: the security schemes and the header every answer carries. */
+export function registerSharedComponents(app: OpenAPIHono<AppEnv>): void {
+  for (const [name, scheme] of Object.entries(SECURITY_SCHEMES)) {
+    app.openAPIRegistry.registerComponent("securitySchemes", name, scheme);
+  }
+  app.openAPIRegistry.registerComponent("headers", "RequestId", {
+    description: "The request's id (the one sent, when it is 1 to 128 visible ASCII characters), as the " +
+      "service's log shows it",
+    required: true,
+    schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,128}$" },
+  });
+}
+
+/** Answers sent before the call is billed: no authentication, no route, or no database. */
+const UNBILLED_STATUSES = new Set(["401", "405", "503"]);
+
+type Responses = RouteConfig["responses"];
+type Headers = Record<string, unknown>;
+
+function withHeaders(responses: Responses, headersOf: (status: string) => Headers): Responses {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => {
+      const own = (response as { headers?: Headers }).headers ?? {};
+      return [status, { ...response, headers: { ...headersOf(status), ...own } }];
+    }),
+  ) as Responses;
+}
+
+function billingHeaders(status: string): Headers {
+  if (UNBILLED_STATUSES.has(status)) return REQUEST_ID;
+  const sure = status.startsWith("2");
+  return {
+    ...REQUEST_ID,
+    "X-Balance": integerHeader("The wallet's balance after the call", sure),
+    "X-Cost": integerHeader("Credits this call was charged", sure),
+  };
+}
+
+type Declared<R> = R & { getRoutingPath(): string };
+
+/** A route anyone may call: no security, X-Request-Id on every answer. */
+export function publicRoute<R extends RouteConfig>(config: R): Declared<R> {
+  return createRoute({
+    ...config,
+    security: [],
+    responses: withHeaders(config.responses, () => REQUEST_ID),
+  }) as
+    & R
+    & { getRoutingPath(): string };
+}
+
+/**
+ * A route that authenticates (X-Token unless `config.security` says otherwise) and bills: its answers
+ * after authentication carry the balance and the cost.
+ */
+export function billedRoute<R extends RouteConfig>(config: R, billed = true): Declared<R> {
+  const responses = withHeaders(config.responses, billed ? billingHeaders : () => REQUEST_ID);
+  return createRoute({ ...config, security: config.security ?? TOKEN_AUTH, responses }) as Declared<R>;
+}
 
 export type RouteContext<R extends RouteConfig> = Parameters<RouteHandler<R, AppEnv>>[0];
 

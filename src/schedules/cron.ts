@@ -14,8 +14,8 @@
 
 import { Cron, type CronOptions } from "croner";
 
-const MAX_CRON_LENGTH = 200;
-const MAX_TIMEZONE_LENGTH = 64;
+export const MAX_CRON_LENGTH = 200;
+export const MAX_TIMEZONE_LENGTH = 64;
 
 interface FieldRule {
   name: string;
@@ -123,7 +123,7 @@ function nextRun(pattern: string, zone: string, after: Date): Date | null {
  * `SystemV/AST4`); Temporal takes offsets too, but checks names against the IANA list and fixes
  * their case without resolving links.
  */
-const IANA_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/;
+export const IANA_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/;
 
 function ianaTimezone(tz: string): string | null {
   if (tz.length > MAX_TIMEZONE_LENGTH || !IANA_NAME.test(tz)) return null;

@@ -1,6 +1,7 @@
 // Configuration-time check of webhook URLs (CONTRACT section 6): https only, no credentials, and a
 // host that is a name or a public IP address. Advisory only: DNS can change, so delivery checks again.
 
+import { hasAtMostCodePoints } from "../code_points.ts";
 import ipaddr from "ipaddr.js";
 import { isIP } from "node:net";
 
@@ -27,7 +28,7 @@ const WHITESPACE_OR_CONTROL = /[\s\x00-\x1f\x7f]/;
  * and `127.1` are all seen as `127.0.0.1`.
  */
 export function checkWebhookUrl(raw: string, options: CheckWebhookUrlOptions = {}): string | null {
-  if (raw.length > MAX_WEBHOOK_URL_LENGTH) {
+  if (!hasAtMostCodePoints(raw, MAX_WEBHOOK_URL_LENGTH)) {
     return `Invalid url: must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
   }
   if (WHITESPACE_OR_CONTROL.test(raw)) return "Invalid url: must not contain spaces or control characters";

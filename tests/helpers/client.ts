@@ -10,6 +10,29 @@ export interface Answer {
   json<T = any>(): T;
 }
 
+/** One request and its answer, as a validator of the OpenAPI document needs them. */
+export interface Exchange {
+  method: string;
+  path: string;
+  requestHeaders: Record<string, string>;
+  requestBody?: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+let recording: Exchange[] | undefined;
+
+/** From now on every call() is kept in the returned list, until stopRecording(). */
+export function startRecording(): Exchange[] {
+  recording = [];
+  return recording;
+}
+
+export function stopRecording(): void {
+  recording = undefined;
+}
+
 let clientCounter = 0;
 
 /** A distinct client address per call (the service trusts X-Forwarded-For in tests). */
@@ -29,6 +52,15 @@ export async function call(
   if (options.token !== undefined) headers["x-token"] = options.token;
   const res = await fetch(service.url + path, { method, headers, body: options.body });
   const text = await res.text();
+  recording?.push({
+    method,
+    path,
+    requestHeaders: headers,
+    ...(options.body === undefined ? {} : { requestBody: options.body }),
+    status: res.status,
+    headers: Object.fromEntries(res.headers),
+    body: text,
+  });
   const num = (name: string) => (res.headers.has(name) ? Number(res.headers.get(name)) : null);
   return {
     status: res.status,

@@ -10,26 +10,7 @@ export interface paths {
       cookie?: never;
     };
     /** Liveness */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description `OK` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["getLiveness"];
     put?: never;
     post?: never;
     delete?: never;
@@ -46,35 +27,7 @@ export interface paths {
       cookie?: never;
     };
     /** Readiness: the database is reachable */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description `OK` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Database unreachable` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["getReadiness"];
     put?: never;
     post?: never;
     delete?: never;
@@ -94,159 +47,13 @@ export interface paths {
      * Wallet balance, creation time and hash
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The wallet */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** @description Balance after this call */
-              wallet: number;
-              /** Format: date-time */
-              created: string;
-              /** @description SHA-256 of the token, lowercase hex */
-              hash: string;
-            };
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["getWallet"];
     put?: never;
     /**
      * Create a token with 100 free credits
      * @description Free, no authentication; one request per client address every 10 seconds.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          "application/x-www-form-urlencoded": {
-            /**
-             * @example new
-             * @enum {string}
-             */
-            token: "new";
-          };
-          "application/json": {
-            /**
-             * @example new
-             * @enum {string}
-             */
-            token: "new";
-          };
-        };
-      };
-      responses: {
-        /** @description The new token */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid form field `token` */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Too Many Requests`, with Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    post: operations["createToken"];
     delete?: never;
     options?: never;
     head?: never;
@@ -264,86 +71,7 @@ export interface paths {
      * Payment link for a recharge tier
      * @description Free: X-Cost is 0.
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Tier in millions of credits */
-          amount?: "1" | "3";
-        };
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The checkout link with the token as client_reference_id */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["getRechargeLink"];
     put?: never;
     post?: never;
     delete?: never;
@@ -363,106 +91,7 @@ export interface paths {
      * Newest call log entries
      * @description Costs 1 credit per entry returned. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description How many entries, 1 to 100, default 5 */
-          n?: string;
-          type?: "kv" | "token" | "webhook" | "webhook-delivery" | "email" | "payment";
-        };
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Entries, newest first */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              logs: {
-                id: string;
-                method: string;
-                path: string;
-                endpoint: string;
-                status_code: number;
-                response_time_ms: number;
-                error?: string;
-                /** Format: date-time */
-                timestamp: string;
-                /** Format: date-time */
-                expiration: string;
-                cost: number;
-                balance: number;
-                /** @description The scoped key that made the call; absent: the token */
-                keyId?: string;
-              }[];
-              n: number;
-            };
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["listCallLogs"];
     put?: never;
     post?: never;
     delete?: never;
@@ -482,103 +111,7 @@ export interface paths {
      * List a bucket's live keys, in key order
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication. One page per call, at most `limit` keys; follow `nextCursor`.
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Only keys that start with it; default all */
-          prefix?: string;
-          /** @description Most keys in the answer, 1 to 100; default 100 */
-          limit?: string;
-          /** @description The `nextCursor` of the previous page, as it was answered (opaque) */
-          cursor?: string;
-        };
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path: {
-          bucket: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of keys */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              /** @description Live keys in code-point (UTF-8 byte) order; expired keys never appear */
-              keys: {
-                key: string;
-                /** Format: date-time */
-                expiresAt: string;
-                /** @description Bytes of the value in UTF-8 */
-                size: number;
-              }[];
-              /** @description Pass it as `cursor` for the next page; null when the listing is complete. A page may hold fewer keys than `limit` and still have a next one */
-              nextCursor: string | null;
-            };
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["listBucketKeys"];
     put?: never;
     post?: never;
     delete?: never;
@@ -598,308 +131,18 @@ export interface paths {
      * Read a value
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication. The answer carries the entry's ETag.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path: {
-          bucket: string;
-          key: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The stored value */
-        200: {
-          headers: {
-            /** @description The entry's version as a strong ETag, e.g. `"42"`; it changes on every write of the key. Send it back as If-Match to write only if nobody wrote in between */
-            etag: string;
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Key Not Found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["getValue"];
     put?: never;
     /**
      * Write a value
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication. With If-Match or If-None-Match the write is conditional.
      */
-    post: {
-      parameters: {
-        query?: {
-          /** @description Seconds to live; 0 or absent means the maximum, 30 days */
-          ttl?: string;
-        };
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-          /** @description Apply only if the entry exists and its ETag is one of these (`*`: any ETag); otherwise 412, charged, nothing changes */
-          "if-match"?: string;
-          /** @description `*`: apply only if the key is missing (create, never overwrite); a list of ETags: only if the entry's ETag is none of them; otherwise 412, charged, nothing changes */
-          "if-none-match"?: string;
-        };
-        path: {
-          bucket: string;
-          key: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          "text/plain": string;
-        };
-      };
-      responses: {
-        /** @description `OK` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Precondition Failed: ...`: If-Match or If-None-Match does not hold; charged, nothing changes */
-        412: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    post: operations["setValue"];
     /**
      * Delete a value
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication. With If-Match the delete is conditional.
      */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-          /** @description Apply only if the entry exists and its ETag is one of these (`*`: any ETag); otherwise 412, charged, nothing changes */
-          "if-match"?: string;
-          /** @description `*`: apply only if the key is missing (create, never overwrite); a list of ETags: only if the entry's ETag is none of them; otherwise 412, charged, nothing changes */
-          "if-none-match"?: string;
-        };
-        path: {
-          bucket: string;
-          key: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description `OK` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Key Not Found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Precondition Failed: ...`: If-Match or If-None-Match does not hold; charged, nothing changes */
-        412: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    delete: operations["deleteValue"];
     options?: never;
     head?: never;
     patch?: never;
@@ -918,113 +161,7 @@ export interface paths {
      * Add to an integer value, atomically
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication. A missing key counts as 0 and gets `ttl` (default 30 days); an existing key keeps its expiry. Concurrent increments never lose one.
      */
-    post: {
-      parameters: {
-        query?: {
-          /** @description What to add, may be negative; default 1 */
-          by?: string;
-          /** @description Seconds to live of a key the increment creates (an existing key keeps its expiry); 0 or absent means the maximum, 30 days */
-          ttl?: string;
-        };
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-          /** @description Apply only if the entry exists and its ETag is one of these (`*`: any ETag); otherwise 412, charged, nothing changes */
-          "if-match"?: string;
-          /** @description `*`: apply only if the key is missing (create, never overwrite); a list of ETags: only if the entry's ETag is none of them; otherwise 412, charged, nothing changes */
-          "if-none-match"?: string;
-        };
-        path: {
-          bucket: string;
-          key: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The new value, e.g. `42` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The value is not an integer, or the result is outside ±(2^53 − 1); nothing changes */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Precondition Failed: ...`: If-Match or If-None-Match does not hold; charged, nothing changes */
-        412: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    post: operations["incrementValue"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1042,287 +179,18 @@ export interface paths {
      * All webhooks, in creation order
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The webhooks */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["WebhookList"];
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["listWebhooks"];
     put?: never;
     /**
      * Create a webhook (or, without webhookId, create or replace `default`)
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      /** @description The configuration */
-      requestBody?: {
-        content: {
-          "application/json": {
-            url: string;
-            headers?: {
-              [key: string]: string;
-            };
-            /** @enum {string} */
-            format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
-            template?: unknown;
-            options?: {
-              [key: string]: string;
-            };
-            includeAttachments?: boolean;
-            schedule?: {
-              cron: string;
-              timezone: string;
-              active?: boolean;
-            };
-            webhookId?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The webhook, with its signing secret when created */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Webhook"];
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Webhook "<id>" already exists` */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    post: operations["createWebhook"];
     /**
      * Delete the `default` webhook (single-webhook clients)
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description `OK` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Webhook not found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    delete: operations["deleteDefaultWebhook"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1341,92 +209,7 @@ export interface paths {
      * Send a test payload to the `default` webhook (single-webhook clients)
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The outcome, 200 also when delivery failed */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["WebhookTestResult"];
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Webhook not found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    post: operations["testDefaultWebhook"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1444,417 +227,25 @@ export interface paths {
      * One webhook
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path: {
-          webhookId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The webhook */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Webhook"];
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Webhook not found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["getWebhook"];
     /**
      * Replace a webhook's whole configuration
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    put: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path: {
-          webhookId: string;
-        };
-        cookie?: never;
-      };
-      /** @description The whole configuration; the path names the webhook */
-      requestBody?: {
-        content: {
-          "application/json": {
-            url: string;
-            headers?: {
-              [key: string]: string;
-            };
-            /** @enum {string} */
-            format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
-            template?: unknown;
-            options?: {
-              [key: string]: string;
-            };
-            includeAttachments?: boolean;
-            schedule?: {
-              cron: string;
-              timezone: string;
-              active?: boolean;
-            };
-          };
-        };
-      };
-      responses: {
-        /** @description The webhook */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Webhook"];
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Webhook not found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    put: operations["replaceWebhook"];
     post?: never;
     /**
      * Delete a webhook
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path: {
-          webhookId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description `OK` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Webhook not found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    delete: operations["deleteWebhook"];
     options?: never;
     head?: never;
     /**
      * Change some fields of a webhook
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    patch: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path: {
-          webhookId: string;
-        };
-        cookie?: never;
-      };
-      /** @description Fields to change: maps replace whole, schedule merges field by field, schedule null makes a mailbox webhook */
-      requestBody?: {
-        content: {
-          "application/json": {
-            active?: boolean;
-            url?: string;
-            headers?: {
-              [key: string]: string;
-            };
-            format?: ("slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "") | null;
-            template?: unknown;
-            options?: {
-              [key: string]: string;
-            } | null;
-            includeAttachments?: boolean;
-            schedule?: {
-              cron?: string;
-              timezone?: string;
-              active?: boolean;
-            } | null;
-          };
-        };
-      };
-      responses: {
-        /** @description The webhook */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Webhook"];
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Webhook not found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    patch: operations["updateWebhook"];
     trace?: never;
   };
   "/webhook/{webhookId}/test": {
@@ -1870,94 +261,7 @@ export interface paths {
      * Send a test payload once, synchronously
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path: {
-          webhookId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The outcome, 200 also when delivery failed */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["WebhookTestResult"];
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Webhook not found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    post: operations["testWebhook"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1975,100 +279,7 @@ export interface paths {
      * A webhook's deliveries, newest first (kept 7 days)
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    get: {
-      parameters: {
-        query?: {
-          status?: "pending" | "delivered" | "failed" | "abandoned" | "paused";
-          /** @description 1 to 100, default 20 */
-          limit?: string;
-          /** @description The nextCursor of the previous page */
-          cursor?: string;
-        };
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path: {
-          webhookId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of deliveries */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["DeliveryPage"];
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Webhook not found` or `Delivery not found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["listDeliveries"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2088,95 +299,7 @@ export interface paths {
      * One delivery, with the body it was sent with
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path: {
-          webhookId: string;
-          deliveryId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The delivery and its payload */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["DeliveryWithPayload"];
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Webhook not found` or `Delivery not found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["getDelivery"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2198,104 +321,7 @@ export interface paths {
      * Send a delivery once more now (same webhook-id, fresh signature)
      * @description Works for failed, abandoned and delivered deliveries; a pending one's next attempt moves to now; a paused webhook's goes out when it resumes. The email or run is not charged again. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path: {
-          webhookId: string;
-          deliveryId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The delivery as queued */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["Delivery"];
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Webhook not found` or `Delivery not found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description A test delivery is not sent again */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    post: operations["retryDelivery"];
     delete?: never;
     options?: never;
     head?: never;
@@ -2315,104 +341,7 @@ export interface paths {
      * Send again every failed or abandoned delivery created in a window (at most 7 days back)
      * @description At most 500 a call, oldest first: call again for the next ones. Nothing is charged again but the call. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path: {
-          webhookId: string;
-        };
-        cookie?: never;
-      };
-      /** @description The window: since, and until (default now) */
-      requestBody?: {
-        content: {
-          "application/json": {
-            /** Format: date-time */
-            since: string;
-            /** Format: date-time */
-            until?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description How many were queued */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["RecoverResult"];
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Webhook not found` or `Delivery not found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    post: operations["recoverDeliveries"];
     delete?: never;
     options?: never;
     head?: never;
@@ -2430,59 +359,7 @@ export interface paths {
      * Download an attachment through a signed link
      * @description Links are handed out in webhook payloads and expire 1 hour after the delivery attempt.
      */
-    get: {
-      parameters: {
-        query?: {
-          expires?: string;
-          sig?: string;
-        };
-        header?: never;
-        path: {
-          owner: string;
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The file */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/octet-stream": string;
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Invalid download link` or `Download link expired` */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Attachment not found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["downloadAttachment"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2504,48 +381,7 @@ export interface paths {
      * Payment confirmation from the payment provider
      * @description Signed with `Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">`; `checkout.session.completed` with `client_reference_id` = token adds the tier's credits once per event id.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          "application/json": components["schemas"]["CheckoutEvent"];
-        };
-      };
-      responses: {
-        /** @description `OK` (also for a replayed or ignored event) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Bad or stale signature, malformed body, unknown token or tier */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Payments are not configured */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    post: operations["receivePayment"];
     delete?: never;
     options?: never;
     head?: never;
@@ -2563,184 +399,12 @@ export interface paths {
      * Low-balance alert settings
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The settings; header values and sensitive options redacted */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": components["schemas"]["CustomerSettings"];
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["getSettings"];
     /**
      * Replace the low-balance alert settings
      * @description An alert goes out once per episode when a debit leaves the balance below the threshold (0 turns alerts off). Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    put: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      /** @description The whole configuration */
-      requestBody?: {
-        content: {
-          "application/json": {
-            low_balance_threshold?: number;
-            low_balance_webhook?: {
-              url: string;
-              headers?: {
-                [key: string]: string;
-              };
-              /** @enum {string} */
-              format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
-              template?: unknown;
-              options?: {
-                [key: string]: string;
-              };
-            } | null;
-            low_balance_email?: string | null;
-          };
-        };
-      };
-      responses: {
-        /** @description `OK` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    put: operations["replaceSettings"];
     post?: never;
     delete?: never;
     options?: never;
@@ -2759,220 +423,13 @@ export interface paths {
      * List the scoped keys
      * @description Every key, oldest first, with its spend and last use; never a secret. Keys revoked or expired more than 7 days ago are gone. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The keys */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              keys: components["schemas"]["ScopedKey"][];
-            };
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description A scoped key cannot manage keys: the wallet token is needed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["listScopedKeys"];
     put?: never;
     /**
      * Create a scoped key
      * @description A key authenticates with X-Token like the token and bills the same wallet: `read` allows key-value GET and list, `write` adds POST, DELETE and incr, in the listed buckets (all when absent). At most 100 active keys. A retry with the same Idempotency-Key answers 409 naming the key made: the secret is never stored. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      /** @description The key's name and rules */
-      requestBody?: {
-        content: {
-          "application/json": {
-            name: string;
-            /** @enum {string} */
-            scope: "read" | "write";
-            buckets?: string[];
-            spendCap?: number;
-            /** Format: date-time */
-            expiresAt?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The new key, with its secret */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              id: string;
-              /** @description The key, `k_` + 32 characters: shown this once, stored only as its hash */
-              key: string;
-              name: string;
-              /** @enum {string} */
-              scope: "read" | "write";
-              buckets?: string[];
-              spendCap?: number;
-              /** Format: date-time */
-              expiresAt?: string;
-              /** Format: date-time */
-              createdAt: string;
-            };
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description A scoped key cannot manage keys: the wallet token is needed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description A retry of a creation with its Idempotency-Key: the key made, without its secret */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    post: operations["createScopedKey"];
     delete?: never;
     options?: never;
     head?: never;
@@ -2993,103 +450,7 @@ export interface paths {
      * Revoke a scoped key
      * @description At once, on every instance: the key's next call gets 401 `Key revoked`. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description `OK`, also for a key revoked already */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Balance below the call's cost: `Insufficient credits` */
-        402: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description A scoped key cannot manage keys: the wallet token is needed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Key "<id>" not found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Idempotency-Key reused with a different request */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    delete: operations["revokeScopedKey"];
     options?: never;
     head?: never;
     patch?: never;
@@ -3108,100 +469,7 @@ export interface paths {
      * Model Context Protocol endpoint (JSON-RPC over Streamable HTTP)
      * @description MCP's Streamable HTTP transport, stateless, answering `application/json`. Send `Accept: application/json, text/event-stream`. Authenticate with `X-Token` or `Authorization: Bearer <token or scoped key>`. `initialize`, `tools/list` and the other protocol messages are free; `tools/call` of `kv_get`, `kv_set`, `kv_delete`, `kv_incr`, `kv_list` is billed exactly like the REST call it mirrors (same price, same call log, endpoint `kv`, the REST path), and each result carries its cost and the balance after it; `wallet_balance` is free. A refused call is a tool result with `isError`, charged as REST charges it. GET and DELETE are 405: no session, no server stream.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-          /** @description `Bearer <wallet token or scoped key>` */
-          authorization?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          "application/json":
-            | components["schemas"]["JsonRpcMessage"]
-            | components["schemas"]["JsonRpcMessage"][];
-        };
-      };
-      responses: {
-        /** @description The JSON-RPC response (an array for a batch) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              [key: string]: unknown;
-            };
-          };
-        };
-        /** @description Notifications and responses only: accepted, no body */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Not JSON, not JSON-RPC, or not UTF-8: a JSON-RPC error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Accept must list application/json and text/event-stream: a JSON-RPC error */
-        406: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Body over 65536 bytes */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Content-Type must be application/json: a JSON-RPC error */
-        415: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    post: operations["callMcp"];
     delete?: never;
     options?: never;
     head?: never;
@@ -3219,92 +487,7 @@ export interface paths {
      * Every credit movement of the wallet, newest first
      * @description From the event log, back to the wallet's first day. A page looks at most at 1000 events of the log, so it may hold fewer than `limit` entries with a `nextCursor`; `nextCursor` is null on the last page. Free (X-Cost 0, so an empty wallet can call it); at most 30 calls a minute per wallet to /token/ledger and /token/usage together, then 429 with Retry-After.
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description 1 to 100, default 50 */
-          limit?: string;
-          /** @description The `nextCursor` of the previous page; absent for the newest entries */
-          cursor?: string;
-        };
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of entries */
-        200: {
-          headers: {
-            /** @description The balance */
-            "X-Balance"?: number;
-            /** @description Always 0 */
-            "X-Cost"?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              entries: components["schemas"]["LedgerEntry"][];
-              nextCursor: string | null;
-            };
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Too Many Requests`: more than 30 calls to /token/ledger and /token/usage in a minute */
-        429: {
-          headers: {
-            /** @description The balance */
-            "X-Balance"?: number;
-            /** @description Always 0 */
-            "X-Cost"?: number;
-            /** @description Seconds until a call fits */
-            "Retry-After"?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["listLedger"];
     put?: never;
     post?: never;
     delete?: never;
@@ -3324,92 +507,7 @@ export interface paths {
      * Calls, credits and errors per UTC day and endpoint type
      * @description Every day of the range, oldest first. With `Accept: text/csv` or `format=csv`: CSV with the header `date,type,calls,credits,errors`, one line per day and type with calls. Free (X-Cost 0, so an empty wallet can call it); at most 30 calls a minute per wallet to /token/ledger and /token/usage together, then 429 with Retry-After.
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description 1 to 90, default 30 */
-          days?: string;
-          /** @description `csv` answers text/csv (as does `Accept: text/csv`) */
-          format?: "json" | "csv";
-        };
-        header?: {
-          /** @description Wallet token, or a scoped key (`k_...`) where keys are allowed; 10 to 256 characters */
-          "x-token"?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The usage of the last `days` days */
-        200: {
-          headers: {
-            /** @description The balance */
-            "X-Balance"?: number;
-            /** @description Always 0 */
-            "X-Cost"?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            "application/json": {
-              days: components["schemas"]["UsageDay"][];
-            };
-            "text/csv": string;
-          };
-        };
-        /** @description Invalid parameters or request: a phrase naming the field and the rule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Missing or invalid X-Token: `Unauthorized` */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description Method not allowed on this path */
-        405: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description `Too Many Requests`: more than 30 calls to /token/ledger and /token/usage in a minute */
-        429: {
-          headers: {
-            /** @description The balance */
-            "X-Balance"?: number;
-            /** @description Always 0 */
-            "X-Cost"?: number;
-            /** @description Seconds until a call fits */
-            "Retry-After"?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-        /** @description The database cannot be reached (with `Retry-After`): `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["getUsage"];
     put?: never;
     post?: never;
     delete?: never;
@@ -3429,26 +527,7 @@ export interface paths {
      * The dashboard: balance, usage, ledger, call logs, webhooks and alert settings
      * @description A page for people; paste a token. Free, no token needed to load it.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The page */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/html": string;
-          };
-        };
-      };
-    };
+    get: operations["getDashboard"];
     put?: never;
     post?: never;
     delete?: never;
@@ -3465,40 +544,7 @@ export interface paths {
       cookie?: never;
     };
     /** A file of the dashboard page */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          /** @description A style sheet, script or image the page names */
-          file: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The file */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/css": string;
-            "text/javascript": string;
-            "image/svg+xml": string;
-          };
-        };
-        /** @description `Not Found` */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            "text/plain": string;
-          };
-        };
-      };
-    };
+    get: operations["getDashboardFile"];
     put?: never;
     post?: never;
     delete?: never;
@@ -3511,6 +557,13 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /** @description RFC 9457 problem details, answered with Accept: application/problem+json */
+    Problem: {
+      type: string;
+      title: string;
+      status: number;
+      detail: string;
+    };
     Webhook: components["schemas"]["MailboxWebhook"] | components["schemas"]["ScheduledWebhook"];
     MailboxWebhook: {
       /** @example default */
@@ -3718,6 +771,15 @@ export interface components {
       /** @enum {string} */
       state: "active" | "expired" | "revoked";
     };
+    JsonRpcError: {
+      /** @enum {string} */
+      jsonrpc: "2.0";
+      error: {
+        code: number;
+        message: string;
+      };
+      id: string | number | null;
+    };
     /** @description A JSON-RPC 2.0 request or notification of MCP */
     JsonRpcMessage: {
       /** @enum {string} */
@@ -3768,8 +830,4478 @@ export interface components {
   responses: never;
   parameters: never;
   requestBodies: never;
-  headers: never;
+  headers: {
+    /** @description The request's id (the one sent, when it is 1 to 128 visible ASCII characters), as the service's log shows it */
+    RequestId: string;
+  };
   pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+  getLiveness: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description `OK` */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+    };
+  };
+  getReadiness: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description `OK` */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description `Database unreachable` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  getWallet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The wallet */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description Balance after this call */
+            wallet: number;
+            /** Format: date-time */
+            created: string;
+            /** @description SHA-256 of the token, lowercase hex */
+            hash: string;
+          };
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  createToken: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "application/x-www-form-urlencoded": {
+          /**
+           * @example new
+           * @enum {string}
+           */
+          token: "new";
+        };
+        "application/json": {
+          /**
+           * @example new
+           * @enum {string}
+           */
+          token: "new";
+        };
+      };
+    };
+    responses: {
+      /** @description The new token */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description Missing or invalid form field `token` */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  getRechargeLink: {
+    parameters: {
+      query?: {
+        /** @description Tier in millions of credits */
+        amount?: "1" | "3";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The checkout link with the token as client_reference_id */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  listCallLogs: {
+    parameters: {
+      query?: {
+        /** @description How many entries, 1 to 100, default 5 */
+        n?: string;
+        type?: "kv" | "token" | "webhook" | "webhook-delivery" | "email" | "payment";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Entries, newest first */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            logs: {
+              id: string;
+              method: string;
+              path: string;
+              endpoint: string;
+              status_code: number;
+              response_time_ms: number;
+              error?: string;
+              /** Format: date-time */
+              timestamp: string;
+              /** Format: date-time */
+              expiration: string;
+              cost: number;
+              balance: number;
+              /** @description The scoped key that made the call; absent: the token */
+              keyId?: string;
+            }[];
+            n: number;
+          };
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  listBucketKeys: {
+    parameters: {
+      query?: {
+        /** @description Only keys that start with it; default all */
+        prefix?: string;
+        /** @description Most keys in the answer, 1 to 100; default 100 */
+        limit?: string;
+        /** @description The `nextCursor` of the previous page, as it was answered (opaque) */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        bucket: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of keys */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description Live keys in code-point (UTF-8 byte) order; expired keys never appear */
+            keys: {
+              key: string;
+              /** Format: date-time */
+              expiresAt: string;
+              /** @description Bytes of the value in UTF-8 */
+              size: number;
+            }[];
+            /** @description Pass it as `cursor` for the next page; null when the listing is complete. A page may hold fewer keys than `limit` and still have a next one */
+            nextCursor: string | null;
+          };
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  getValue: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        bucket: string;
+        /** @description 1 to 30 characters, no control characters and no "/" */
+        key: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The stored value */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          /** @description The entry's version as a strong ETag, e.g. `"42"`; it changes on every write of the key. Send it back as If-Match to write only if nobody wrote in between */
+          ETag: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Key Not Found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  setValue: {
+    parameters: {
+      query?: {
+        /** @description Seconds to live; 0 or absent means the maximum, 30 days */
+        ttl?: string;
+      };
+      header?: {
+        /** @description Apply only if the entry exists and its ETag is one of these (`*`: any ETag); otherwise 412, charged, nothing changes */
+        "if-match"?: string;
+        /** @description `*`: apply only if the key is missing (create, never overwrite); a list of ETags: only if the entry's ETag is none of them; otherwise 412, charged, nothing changes */
+        "if-none-match"?: string;
+      };
+      path: {
+        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        bucket: string;
+        /** @description 1 to 30 characters, no control characters and no "/" */
+        key: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "text/plain": string;
+      };
+    };
+    responses: {
+      /** @description `OK` */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Precondition Failed: ...`: If-Match or If-None-Match does not hold; charged, nothing changes */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  deleteValue: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Apply only if the entry exists and its ETag is one of these (`*`: any ETag); otherwise 412, charged, nothing changes */
+        "if-match"?: string;
+        /** @description `*`: apply only if the key is missing (create, never overwrite); a list of ETags: only if the entry's ETag is none of them; otherwise 412, charged, nothing changes */
+        "if-none-match"?: string;
+      };
+      path: {
+        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        bucket: string;
+        /** @description 1 to 30 characters, no control characters and no "/" */
+        key: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description `OK` */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Key Not Found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Precondition Failed: ...`: If-Match or If-None-Match does not hold; charged, nothing changes */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  incrementValue: {
+    parameters: {
+      query?: {
+        /** @description What to add, may be negative; default 1 */
+        by?: string;
+        /** @description Seconds to live of a key the increment creates (an existing key keeps its expiry); 0 or absent means the maximum, 30 days */
+        ttl?: string;
+      };
+      header?: {
+        /** @description Apply only if the entry exists and its ETag is one of these (`*`: any ETag); otherwise 412, charged, nothing changes */
+        "if-match"?: string;
+        /** @description `*`: apply only if the key is missing (create, never overwrite); a list of ETags: only if the entry's ETag is none of them; otherwise 412, charged, nothing changes */
+        "if-none-match"?: string;
+      };
+      path: {
+        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        bucket: string;
+        /** @description 1 to 30 characters, no control characters and no "/" */
+        key: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The new value, e.g. `42` */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The value is not an integer, or the result is outside ±(2^53 − 1); nothing changes */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Precondition Failed: ...`: If-Match or If-None-Match does not hold; charged, nothing changes */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  listWebhooks: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The webhooks */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookList"];
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  createWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description The configuration */
+    requestBody?: {
+      content: {
+        "application/json": {
+          /**
+           * Format: uri
+           * @description An https URL on a public host (resolved again at every delivery), without user name or password. (`http://` and private hosts only where the operator set UNSAFE_ALLOW_PRIVATE_WEBHOOKS)
+           * @example https://hooks.example.com/inbound
+           */
+          url: string;
+          /** @description At most 20 headers sent with every delivery; not the ones the service sets (host, content-type, content-length, transfer-encoding, connection, user-agent, webhook-id, webhook-timestamp, webhook-signature); values of tab, visible ASCII, space and Latin-1 */
+          headers?: {
+            [key: string]: string;
+          };
+          /** @enum {string} */
+          format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
+          template?: unknown;
+          /** @description At most 10 format options (e.g. a chat id) */
+          options?: {
+            [key: string]: string;
+          };
+          includeAttachments?: boolean;
+          schedule?: {
+            /**
+             * @description Five fields: minute hour day-of-month month day-of-week
+             * @example 0 9 * * 1-5
+             */
+            cron: string;
+            /**
+             * @description An IANA time zone
+             * @example Europe/Paris
+             */
+            timezone: string;
+            active?: boolean;
+          };
+          webhookId?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The webhook, with its signing secret when created */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Webhook"];
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Webhook "<id>" already exists` */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  deleteDefaultWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description `OK` */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Webhook not found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  testDefaultWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The outcome, 200 also when delivery failed */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookTestResult"];
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Webhook not found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  getWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The webhook */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Webhook"];
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Webhook not found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  replaceWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    /** @description The whole configuration; the path names the webhook */
+    requestBody?: {
+      content: {
+        "application/json": {
+          /**
+           * Format: uri
+           * @description An https URL on a public host (resolved again at every delivery), without user name or password. (`http://` and private hosts only where the operator set UNSAFE_ALLOW_PRIVATE_WEBHOOKS)
+           * @example https://hooks.example.com/inbound
+           */
+          url: string;
+          /** @description At most 20 headers sent with every delivery; not the ones the service sets (host, content-type, content-length, transfer-encoding, connection, user-agent, webhook-id, webhook-timestamp, webhook-signature); values of tab, visible ASCII, space and Latin-1 */
+          headers?: {
+            [key: string]: string;
+          };
+          /** @enum {string} */
+          format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
+          template?: unknown;
+          /** @description At most 10 format options (e.g. a chat id) */
+          options?: {
+            [key: string]: string;
+          };
+          includeAttachments?: boolean;
+          schedule?: {
+            /**
+             * @description Five fields: minute hour day-of-month month day-of-week
+             * @example 0 9 * * 1-5
+             */
+            cron: string;
+            /**
+             * @description An IANA time zone
+             * @example Europe/Paris
+             */
+            timezone: string;
+            active?: boolean;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description The webhook */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Webhook"];
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Webhook not found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  deleteWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description `OK` */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Webhook not found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  updateWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    /** @description Fields to change: maps replace whole, schedule merges field by field, schedule null makes a mailbox webhook */
+    requestBody?: {
+      content: {
+        "application/json": {
+          active?: boolean;
+          /**
+           * Format: uri
+           * @description An https URL on a public host (resolved again at every delivery), without user name or password. (`http://` and private hosts only where the operator set UNSAFE_ALLOW_PRIVATE_WEBHOOKS)
+           * @example https://hooks.example.com/inbound
+           */
+          url?: string;
+          /** @description At most 20 headers sent with every delivery; not the ones the service sets (host, content-type, content-length, transfer-encoding, connection, user-agent, webhook-id, webhook-timestamp, webhook-signature); values of tab, visible ASCII, space and Latin-1 */
+          headers?: {
+            [key: string]: string;
+          };
+          format?: ("slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "") | null;
+          template?: unknown;
+          options?: {
+            [key: string]: string;
+          } | null;
+          includeAttachments?: boolean;
+          schedule?: {
+            /**
+             * @description Five fields: minute hour day-of-month month day-of-week
+             * @example 0 9 * * 1-5
+             */
+            cron?: string;
+            /**
+             * @description An IANA time zone
+             * @example Europe/Paris
+             */
+            timezone?: string;
+            active?: boolean;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The webhook */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Webhook"];
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Webhook not found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  testWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The outcome, 200 also when delivery failed */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookTestResult"];
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Webhook not found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  listDeliveries: {
+    parameters: {
+      query?: {
+        status?: "pending" | "delivered" | "failed" | "abandoned" | "paused";
+        /** @description 1 to 100, default 20 */
+        limit?: string;
+        /** @description The nextCursor of the previous page */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of deliveries */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DeliveryPage"];
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Webhook not found` or `Delivery not found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  getDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhookId: string;
+        deliveryId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery and its payload */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DeliveryWithPayload"];
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Webhook not found` or `Delivery not found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  retryDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhookId: string;
+        deliveryId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery as queued */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Webhook not found` or `Delivery not found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A test delivery is not sent again */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  recoverDeliveries: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    /** @description The window: since, and until (default now) */
+    requestBody?: {
+      content: {
+        "application/json": {
+          /** Format: date-time */
+          since: string;
+          /** Format: date-time */
+          until?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description How many were queued */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RecoverResult"];
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Webhook not found` or `Delivery not found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  downloadAttachment: {
+    parameters: {
+      query?: {
+        expires?: string;
+        sig?: string;
+      };
+      header?: never;
+      path: {
+        owner: string;
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The file */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/octet-stream": string;
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Invalid download link` or `Download link expired` */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Attachment not found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  receivePayment: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The provider's signature: `t=<unix>,v1=<hex HMAC-SHA256 of "t.body">` */
+        "stripe-signature": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["CheckoutEvent"];
+      };
+    };
+    responses: {
+      /** @description `OK` (also for a replayed or ignored event) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description Bad or stale signature, malformed body, unknown token or tier */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Payments are not configured */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  getSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The settings; header values and sensitive options redacted */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CustomerSettings"];
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  replaceSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description The whole configuration */
+    requestBody?: {
+      content: {
+        "application/json": {
+          low_balance_threshold?: number;
+          low_balance_webhook?: {
+            /**
+             * Format: uri
+             * @description An https URL on a public host (resolved again at every delivery), without user name or password. (`http://` and private hosts only where the operator set UNSAFE_ALLOW_PRIVATE_WEBHOOKS)
+             * @example https://hooks.example.com/inbound
+             */
+            url: string;
+            /** @description At most 20 headers sent with every delivery; not the ones the service sets (host, content-type, content-length, transfer-encoding, connection, user-agent, webhook-id, webhook-timestamp, webhook-signature); values of tab, visible ASCII, space and Latin-1 */
+            headers?: {
+              [key: string]: string;
+            };
+            /** @enum {string} */
+            format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
+            template?: unknown;
+            /** @description At most 10 format options (e.g. a chat id) */
+            options?: {
+              [key: string]: string;
+            };
+          } | null;
+          low_balance_email?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description `OK` */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  listScopedKeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The keys */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            keys: components["schemas"]["ScopedKey"][];
+          };
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key cannot manage keys: the wallet token is needed */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  createScopedKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description The key's name and rules */
+    requestBody?: {
+      content: {
+        "application/json": {
+          /** @example ci-reader */
+          name: string;
+          /** @enum {string} */
+          scope: "read" | "write";
+          buckets?: string[];
+          spendCap?: number;
+          /** Format: date-time */
+          expiresAt?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The new key, with its secret */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            id: string;
+            /** @description The key, `k_` + 32 characters: shown this once, stored only as its hash */
+            key: string;
+            name: string;
+            /** @enum {string} */
+            scope: "read" | "write";
+            buckets?: string[];
+            spendCap?: number;
+            /** Format: date-time */
+            expiresAt?: string;
+            /** Format: date-time */
+            createdAt: string;
+          };
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key cannot manage keys: the wallet token is needed */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A retry of a creation with its Idempotency-Key: the key made, without its secret */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  revokeScopedKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description `OK`, also for a key revoked already */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key cannot manage keys: the wallet token is needed */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Key "<id>" not found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  callMcp: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "application/json":
+          | components["schemas"]["JsonRpcMessage"]
+          | components["schemas"]["JsonRpcMessage"][];
+      };
+    };
+    responses: {
+      /** @description The JSON-RPC response (an array for a batch) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Notifications and responses only: accepted, no body */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not JSON, not JSON-RPC, or not UTF-8: a JSON-RPC error */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["JsonRpcError"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Accept must list application/json and text/event-stream: a JSON-RPC error */
+      406: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["JsonRpcError"];
+        };
+      };
+      /** @description Body over 65536 bytes */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Content-Type must be application/json: a JSON-RPC error */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["JsonRpcError"];
+        };
+      };
+    };
+  };
+  listLedger: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 50 */
+        limit?: string;
+        /** @description The `nextCursor` of the previous page; absent for the newest entries */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of entries */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The balance */
+          "X-Balance": number;
+          /** @description Always 0 */
+          "X-Cost": 0;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            entries: components["schemas"]["LedgerEntry"][];
+            nextCursor: string | null;
+          };
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`: more than 30 calls to /token/ledger and /token/usage in a minute */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The balance */
+          "X-Balance": number;
+          /** @description Always 0 */
+          "X-Cost": 0;
+          /** @description Seconds until a call fits */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  getUsage: {
+    parameters: {
+      query?: {
+        /** @description 1 to 90, default 30 */
+        days?: string;
+        /** @description `csv` answers text/csv (as does `Accept: text/csv`) */
+        format?: "json" | "csv";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The usage of the last `days` days */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The balance */
+          "X-Balance": number;
+          /** @description Always 0 */
+          "X-Cost": 0;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            days: components["schemas"]["UsageDay"][];
+          };
+          "text/csv": string;
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`: more than 30 calls to /token/ledger and /token/usage in a minute */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The balance */
+          "X-Balance": number;
+          /** @description Always 0 */
+          "X-Cost": 0;
+          /** @description Seconds until a call fits */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  getDashboard: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The page */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/html": string;
+        };
+      };
+    };
+  };
+  getDashboardFile: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A style sheet, script or image the page names */
+        file: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The file */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/css": string;
+          "text/javascript": string;
+          "image/svg+xml": string;
+        };
+      };
+      /** @description `Not Found` */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+}

@@ -1,18 +1,19 @@
 // GET /attachments/{owner}/{id}?expires=&sig=: the file behind a signed download link (CONTRACT
 // sections 6 and 9). Free and without a token: the signature is the permission, for 1 hour.
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { errorResponse } from "../errors.ts";
-import { ERROR_RESPONSES, serve, textResponse } from "../openapi.ts";
+import { ERROR_RESPONSES, errorResponseDoc, publicRoute, serve } from "../openapi.ts";
 import { checkAttachmentLink } from "../../attachments/signed_link.ts";
 import { readAttachment } from "../../attachments/store.ts";
 import { serverSecretFor } from "../../server_secret.ts";
 
 const Name = (name: string) => z.string().min(1).max(128).openapi({ param: { name, in: "path" } });
 
-const download = createRoute({
+const download = publicRoute({
   method: "get",
   path: "/attachments/{owner}/{id}",
+  operationId: "downloadAttachment",
   summary: "Download an attachment through a signed link",
   description: "Links are handed out in webhook payloads and expire 1 hour after the delivery attempt.",
   request: {
@@ -23,8 +24,8 @@ const download = createRoute({
   responses: {
     200: { description: "The file", content: { "application/octet-stream": { schema: z.string() } } },
     400: ERROR_RESPONSES[400],
-    403: textResponse("`Invalid download link` or `Download link expired`"),
-    404: textResponse("`Attachment not found`"),
+    403: errorResponseDoc("`Invalid download link` or `Download link expired`"),
+    404: errorResponseDoc("`Attachment not found`"),
   },
 });
 

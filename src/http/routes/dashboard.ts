@@ -2,10 +2,10 @@
 // runtime, read from node_modules when first asked for): free, no token, and a Content-Security-Policy
 // that lets the page load nothing from anywhere but this service.
 import "openapi-fetch"; // Makes Deno install the package; its browser build is served below.
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { errorResponse } from "../errors.ts";
-import { serve, textResponse } from "../openapi.ts";
+import { errorResponseDoc, publicRoute, serve } from "../openapi.ts";
 
 const DASHBOARD_DIR = new URL("../dashboard/", import.meta.url);
 const OPENAPI_FETCH = "openapi-fetch.js";
@@ -72,17 +72,19 @@ async function fileResponse(name: string): Promise<Response> {
   });
 }
 
-const page = createRoute({
+const page = publicRoute({
   method: "get",
   path: "/",
+  operationId: "getDashboard",
   summary: "The dashboard: balance, usage, ledger, call logs, webhooks and alert settings",
   description: "A page for people; paste a token. Free, no token needed to load it.",
   responses: { 200: { description: "The page", content: { "text/html": { schema: z.string() } } } },
 });
 
-const asset = createRoute({
+const asset = publicRoute({
   method: "get",
   path: "/dashboard/{file}",
+  operationId: "getDashboardFile",
   summary: "A file of the dashboard page",
   request: {
     params: z.object({
@@ -101,7 +103,7 @@ const asset = createRoute({
         "image/svg+xml": { schema: z.string() },
       },
     },
-    404: textResponse("`Not Found`"),
+    404: errorResponseDoc("`Not Found`"),
   },
 });
 

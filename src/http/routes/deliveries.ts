@@ -2,7 +2,7 @@
 // GET /webhook/{webhookId}/deliveries/{deliveryId}, POST .../{deliveryId}/retry and
 // POST /webhook/{webhookId}/recover; 1 credit each, like the other webhook calls. The decisions are
 // in webhooks/deliveries/commands.ts.
-import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
@@ -27,29 +27,39 @@ import {
   retryDelivery,
   showDelivery,
 } from "../../webhooks/deliveries/commands.ts";
-import { BILLING_NOTE, ERROR_RESPONSES, jsonOk, serve, textResponse, TokenHeader } from "../openapi.ts";
+import {
+  billedRoute,
+  BILLING_NOTE,
+  ERROR_RESPONSES,
+  errorResponseDoc,
+  jsonOk,
+  serve,
+  TOO_LARGE,
+} from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
 
 const WEBHOOK: RouteBilling = { price: 1, endpoint: "webhook" };
-const notFound = { 404: textResponse("`Webhook not found` or `Delivery not found`") };
+const notFound = { 404: errorResponseDoc("`Webhook not found` or `Delivery not found`") };
 
-const listRoute = createRoute({
+const listRoute = billedRoute({
   method: "get",
   path: "/webhook/{webhookId}/deliveries",
+  operationId: "listDeliveries",
   summary: "A webhook's deliveries, newest first (kept 7 days)",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
-  request: { headers: TokenHeader, params: WebhookIdParam, query: DeliveriesQuery },
+  request: { params: WebhookIdParam, query: DeliveriesQuery },
   responses: { ...jsonOk("A page of deliveries", DeliveryPage), ...ERROR_RESPONSES, ...notFound },
 });
 
-const showRoute = createRoute({
+const showRoute = billedRoute({
   method: "get",
   path: "/webhook/{webhookId}/deliveries/{deliveryId}",
+  operationId: "getDelivery",
   summary: "One delivery, with the body it was sent with",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
-  request: { headers: TokenHeader, params: DeliveryParams },
+  request: { params: DeliveryParams },
   responses: {
     ...jsonOk("The delivery and its payload", DeliveryWithPayload),
     ...ERROR_RESPONSES,
@@ -57,38 +67,44 @@ const showRoute = createRoute({
   },
 });
 
-const retryRoute = createRoute({
+const retryRoute = billedRoute({
   method: "post",
   path: "/webhook/{webhookId}/deliveries/{deliveryId}/retry",
+  operationId: "retryDelivery",
   summary: "Send a delivery once more now (same webhook-id, fresh signature)",
   description:
     "Works for failed, abandoned and delivered deliveries; a pending one's next attempt moves to " +
     "now; a paused webhook's goes out when it resumes. The email or run is not charged again. " +
     BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
-  request: { headers: TokenHeader, params: DeliveryParams },
+  request: { params: DeliveryParams },
   responses: {
     ...jsonOk("The delivery as queued", DeliveryView),
     ...ERROR_RESPONSES,
     ...notFound,
-    409: textResponse("A test delivery is not sent again"),
+    409: errorResponseDoc("A test delivery is not sent again"),
   },
 });
 
-const recoverRoute = createRoute({
+const recoverRoute = billedRoute({
   method: "post",
   path: "/webhook/{webhookId}/recover",
+  operationId: "recoverDeliveries",
   summary: "Send again every failed or abandoned delivery created in a window (at most 7 days back)",
   description:
     "At most 500 a call, oldest first: call again for the next ones. Nothing is charged again but " +
     "the call. " + BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: {
-    headers: TokenHeader,
     params: WebhookIdParam,
     body: documentedJson(RecoverInput, "The window: since, and until (default now)"),
   },
-  responses: { ...jsonOk("How many were queued", RecoverResult), ...ERROR_RESPONSES, ...notFound },
+  responses: {
+    ...TOO_LARGE,
+    ...jsonOk("How many were queued", RecoverResult),
+    ...ERROR_RESPONSES,
+    ...notFound,
+  },
 });
 
 export function deliveryRoutes(app: OpenAPIHono<AppEnv>) {

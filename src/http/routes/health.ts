@@ -1,24 +1,29 @@
 // GET /healthz (the process is up) and GET /readyz (the database answers within
 // DATABASE_TIMEOUT_MS); free, no token.
-import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { errorResponse } from "../errors.ts";
-import { serve, textOk, textResponse } from "../openapi.ts";
+import { errorResponseDoc, publicRoute, RETRY_AFTER_HEADER, serve, textOk } from "../openapi.ts";
 import { withDeadline } from "../../db/deadline.ts";
 import { RETRY_AFTER_SECONDS } from "../unavailable.ts";
 
-const healthz = createRoute({
+const healthz = publicRoute({
   method: "get",
   path: "/healthz",
+  operationId: "getLiveness",
   summary: "Liveness",
   responses: textOk("`OK`"),
 });
 
-const readyz = createRoute({
+const readyz = publicRoute({
   method: "get",
   path: "/readyz",
+  operationId: "getReadiness",
   summary: "Readiness: the database is reachable",
-  responses: { ...textOk("`OK`"), 503: textResponse("`Database unreachable`") },
+  responses: {
+    ...textOk("`OK`"),
+    503: { ...errorResponseDoc("`Database unreachable`"), headers: RETRY_AFTER_HEADER },
+  },
 });
 
 export function healthRoutes(app: OpenAPIHono<AppEnv>) {

@@ -1,18 +1,19 @@
 // POST, GET and DELETE /token/keys: scoped keys that bill the wallet (issue 15), 1 credit each.
 // Only the wallet token manages keys; a key calling these routes gets 403 from billing().
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { z as zod } from "zod";
 import type { AppEnv } from "../env.ts";
 import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
 import {
+  billedRoute,
   BILLING_NOTE,
   ERROR_RESPONSES,
+  errorResponseDoc,
   jsonOk,
   serve,
   textOk,
-  textResponse,
-  TokenHeader,
+  TOO_LARGE,
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
 import { read } from "../../ledger/reads.ts";
@@ -27,6 +28,7 @@ import {
 } from "../../keys/commands.ts";
 import { hasAtMostCodePoints } from "../../code_points.ts";
 import { KvPath } from "./kv.ts";
+import { BUCKET_DOC } from "./kv_schemas.ts";
 
 const KEYS: RouteBilling = { price: 1, endpoint: "token" };
 const MAX_NAME_CHARS = 64;
@@ -38,12 +40,16 @@ export const KeyInput = zod.strictObject({
     .min(1, `must be 1 to ${MAX_NAME_CHARS} characters`)
     .refine((s) => hasAtMostCodePoints(s, MAX_NAME_CHARS), `must be 1 to ${MAX_NAME_CHARS} characters`)
     // deno-lint-ignore no-control-regex
-    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), "must not contain control characters"),
+    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), "must not contain control characters")
+    .meta({ maxLength: MAX_NAME_CHARS, pattern: "^[^\\u0000-\\u001f\\u007f]+$", example: "ci-reader" }),
   scope: zod.enum(["read", "write"], { error: 'must be "read" or "write"' }),
   // Each bucket name follows the key-value rule of its path segment, from its one definition.
-  buckets: zod.array(zod.string({ error: "must be a bucket name" }).pipe(KvPath.shape.bucket), {
-    error: "must be an array of bucket names",
-  }).min(1, `must name 1 to ${MAX_BUCKETS} buckets`).max(MAX_BUCKETS, `must name 1 to ${MAX_BUCKETS} buckets`)
+  buckets: zod.array(
+    zod.string({ error: "must be a bucket name" }).pipe(KvPath.shape.bucket).meta(BUCKET_DOC),
+    {
+      error: "must be an array of bucket names",
+    },
+  ).min(1, `must name 1 to ${MAX_BUCKETS} buckets`).max(MAX_BUCKETS, `must name 1 to ${MAX_BUCKETS} buckets`)
     .optional(),
   spendCap: zod.number({ error: `must be an integer from 1 to ${MAX_SPEND_CAP}` })
     .int(`must be an integer from 1 to ${MAX_SPEND_CAP}`)
@@ -83,34 +89,36 @@ const NewKeyView = z.object({
   createdAt: z.string().openapi({ format: "date-time" }),
 });
 
-const KEY_403 = textResponse("A scoped key cannot manage keys: the wallet token is needed");
+const KEY_403 = errorResponseDoc("A scoped key cannot manage keys: the wallet token is needed");
 
-const createKeyRoute = createRoute({
+const createKeyRoute = billedRoute({
   method: "post",
   path: "/token/keys",
+  operationId: "createScopedKey",
   summary: "Create a scoped key",
   description: "A key authenticates with X-Token like the token and bills the same wallet: `read` allows " +
     "key-value GET and list, `write` adds POST, DELETE and incr, in the listed buckets (all when absent). " +
     `At most ${MAX_ACTIVE_KEYS} active keys. A retry with the same Idempotency-Key answers 409 naming ` +
     "the key made: the secret is never stored. " + BILLING_NOTE,
   middleware: [requireWallet, billing(KEYS)] as const,
-  request: { headers: TokenHeader, body: documentedJson(KeyInput, "The key's name and rules") },
+  request: { body: documentedJson(KeyInput, "The key's name and rules") },
   responses: {
+    ...TOO_LARGE,
     ...jsonOk("The new key, with its secret", NewKeyView),
     ...ERROR_RESPONSES,
     403: KEY_403,
-    409: textResponse("A retry of a creation with its Idempotency-Key: the key made, without its secret"),
+    409: errorResponseDoc("A retry of a creation with its Idempotency-Key: the key made, without its secret"),
   },
 });
 
-const listKeysRoute = createRoute({
+const listKeysRoute = billedRoute({
   method: "get",
   path: "/token/keys",
+  operationId: "listScopedKeys",
   summary: "List the scoped keys",
   description: "Every key, oldest first, with its spend and last use; never a secret. Keys revoked or " +
     "expired more than 7 days ago are gone. " + BILLING_NOTE,
   middleware: [requireWallet, billing(KEYS)] as const,
-  request: { headers: TokenHeader },
   responses: {
     ...jsonOk("The keys", z.object({ keys: z.array(KeyView) })),
     ...ERROR_RESPONSES,
@@ -125,18 +133,19 @@ const KeyIdPath = z.object({
   }),
 });
 
-const revokeKeyRoute = createRoute({
+const revokeKeyRoute = billedRoute({
   method: "delete",
   path: "/token/keys/{id}",
+  operationId: "revokeScopedKey",
   summary: "Revoke a scoped key",
   description: "At once, on every instance: the key's next call gets 401 `Key revoked`. " + BILLING_NOTE,
   middleware: [requireWallet, billing(KEYS)] as const,
-  request: { headers: TokenHeader, params: KeyIdPath },
+  request: { params: KeyIdPath },
   responses: {
     ...textOk("`OK`, also for a key revoked already"),
     ...ERROR_RESPONSES,
     403: KEY_403,
-    404: textResponse('`Key "<id>" not found`'),
+    404: errorResponseDoc('`Key "<id>" not found`'),
   },
 });
 

@@ -1,19 +1,20 @@
 // The key-value routes, 1 credit each (spec 4.1, CONTRACT section 5, issue 15): read, write and
 // delete a key, conditional writes (ETag, If-Match, If-None-Match), atomic increments, and listing
 // a bucket's keys.
-import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
 import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
 import {
+  billedRoute,
   BILLING_NOTE,
   ERROR_RESPONSES,
+  errorResponseDoc,
   jsonOk,
   serve,
   textOk,
-  textResponse,
-  TokenHeader,
+  TOO_LARGE,
 } from "../openapi.ts";
 import { parseWith } from "../validation.ts";
 import { read } from "../../ledger/reads.ts";
@@ -40,20 +41,21 @@ export { KvPath, KvValue, KvWriteQuery, MAX_TTL_SECONDS };
 const MAX_VALUE_BYTES = 4 * 1024;
 /** Open to scoped keys: `read` keys GET and list, `write` keys also POST, DELETE and incr, in their buckets. */
 export const KV: RouteBilling = { price: 1, endpoint: "kv", keys: kvKeyAccess };
-const notFound = { 404: textResponse("`Key Not Found`") };
+const notFound = { 404: errorResponseDoc("`Key Not Found`") };
 const preconditionFailed = {
-  412: textResponse(
+  412: errorResponseDoc(
     "`Precondition Failed: ...`: If-Match or If-None-Match does not hold; charged, nothing changes",
   ),
 };
 
-const getKv = createRoute({
+const getKv = billedRoute({
   method: "get",
   path: "/kv/{bucket}/{key}",
+  operationId: "getValue",
   summary: "Read a value",
   description: `${BILLING_NOTE} The answer carries the entry's ETag.`,
   middleware: [requireWallet, billing(KV), strictRoutePath] as const,
-  request: { params: KvPath, headers: TokenHeader },
+  request: { params: KvPath },
   responses: {
     200: { ...textOk("The stored value")[200], headers: EntryEtagHeader },
     ...ERROR_RESPONSES,
@@ -61,9 +63,10 @@ const getKv = createRoute({
   },
 });
 
-const postKv = createRoute({
+const postKv = billedRoute({
   method: "post",
   path: "/kv/{bucket}/{key}",
+  operationId: "setValue",
   summary: "Write a value",
   description: `${BILLING_NOTE} With If-Match or If-None-Match the write is conditional.`,
   middleware: [requireWallet, billing(KV), strictRoutePath] as const,
@@ -73,12 +76,18 @@ const postKv = createRoute({
     query: KvWriteQuery,
     body: { content: { "text/plain": { schema: KvValue } } },
   },
-  responses: { ...textOk("`OK`"), ...ERROR_RESPONSES, ...preconditionFailed },
+  responses: {
+    ...TOO_LARGE,
+    ...textOk("`OK`"),
+    ...ERROR_RESPONSES,
+    ...preconditionFailed,
+  },
 });
 
-const deleteKv = createRoute({
+const deleteKv = billedRoute({
   method: "delete",
   path: "/kv/{bucket}/{key}",
+  operationId: "deleteValue",
   summary: "Delete a value",
   description: `${BILLING_NOTE} With If-Match the delete is conditional.`,
   middleware: [requireWallet, billing(KV), strictRoutePath] as const,
@@ -86,9 +95,10 @@ const deleteKv = createRoute({
   responses: { ...textOk("`OK`"), ...ERROR_RESPONSES, ...notFound, ...preconditionFailed },
 });
 
-const incrKv = createRoute({
+const incrKv = billedRoute({
   method: "post",
   path: "/kv/{bucket}/{key}/incr",
+  operationId: "incrementValue",
   summary: "Add to an integer value, atomically",
   description: `${BILLING_NOTE} A missing key counts as 0 and gets \`ttl\` (default 30 days); an existing ` +
     "key keeps its expiry. Concurrent increments never lose one.",
@@ -97,18 +107,21 @@ const incrKv = createRoute({
   responses: {
     ...textOk("The new value, e.g. `42`"),
     ...ERROR_RESPONSES,
-    409: textResponse("The value is not an integer, or the result is outside ±(2^53 − 1); nothing changes"),
+    409: errorResponseDoc(
+      "The value is not an integer, or the result is outside ±(2^53 − 1); nothing changes",
+    ),
     ...preconditionFailed,
   },
 });
 
-const listKv = createRoute({
+const listKv = billedRoute({
   method: "get",
   path: "/kv/{bucket}",
+  operationId: "listBucketKeys",
   summary: "List a bucket's live keys, in key order",
   description: `${BILLING_NOTE} One page per call, at most \`limit\` keys; follow \`nextCursor\`.`,
   middleware: [requireWallet, billing(KV), strictRoutePath] as const,
-  request: { params: KvBucketPath, headers: TokenHeader, query: KvListQuery },
+  request: { params: KvBucketPath, query: KvListQuery },
   responses: { ...jsonOk("A page of keys", KvListAnswer), ...ERROR_RESPONSES },
 });
 

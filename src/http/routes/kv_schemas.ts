@@ -1,11 +1,11 @@
 // The zod schemas of the key-value routes: path, query and header rules (CONTRACT section 5, issue
 // 15). They validate the requests and are what /openapi.json says of them.
 import { z } from "@hono/zod-openapi";
-import { TokenHeader } from "../openapi.ts";
 import { hasAtMostCodePoints } from "../../code_points.ts";
 import { MAX_COUNTER, MAX_TTL_SECONDS } from "../../kv/commands.ts";
 import { MAX_LIST_LIMIT } from "../../kv/listing.ts";
 import { ETAG_CONDITION, ETAG_CONDITION_RULE } from "../../kv/preconditions.ts";
+import { integerParam } from "../integer_pattern.ts";
 
 export const MAX_NAME_CHARS = 30;
 export const MAX_VALUE_CHARS = 1000;
@@ -14,26 +14,40 @@ const MAX_CURSOR_CHARS = 1024;
 // deno-lint-ignore no-control-regex
 const hasControl = (s: string) => /[\u0000-\u001f\u007f]/.test(s);
 
-function kvName(field: string) {
+// The rules below as JSON Schema: lengths count code points there too (RFC 8259 characters).
+const NAME_CHARACTERS = "[^\\u0000-\\u001f\\u007f/]";
+const KEY_PATTERN = `^${NAME_CHARACTERS}+$`;
+/** Also: not `reserved-...`, not `...---`. */
+export const BUCKET_PATTERN = `^(?!reserved-)(?![\\s\\S]*---$)${NAME_CHARACTERS}+$`;
+
+function kvName(field: string, pattern: string) {
   return z.string()
     .min(1, `must be 1 to ${MAX_NAME_CHARS} characters`)
     .refine((s) => hasAtMostCodePoints(s, MAX_NAME_CHARS), `must be 1 to ${MAX_NAME_CHARS} characters`)
     .refine((s) => !hasControl(s), "must not contain control characters")
     .refine((s) => !s.includes("/"), 'must not contain "/"')
-    .openapi({ param: { name: field, in: "path" }, example: field === "bucket" ? "default" : "greeting" });
+    .openapi({ param: { name: field, in: "path" }, example: field === "bucket" ? "default" : "greeting" })
+    .meta({ minLength: 1, maxLength: MAX_NAME_CHARS, pattern });
 }
 
-const bucket = kvName("bucket")
+const bucket = kvName("bucket", BUCKET_PATTERN)
   .refine((s) => !s.startsWith("reserved-"), 'must not start with "reserved-"')
-  .refine((s) => !s.endsWith("---"), 'must not end with "---"');
+  .refine((s) => !s.endsWith("---"), 'must not end with "---"')
+  .meta({
+    description: `1 to ${MAX_NAME_CHARS} characters, no control characters and no "/"; not starting ` +
+      'with "reserved-", not ending with "---"',
+  });
+/** The bucket rule, for schemas that take bucket names elsewhere (a scoped key's `buckets`). */
+export const BUCKET_DOC = { minLength: 1, maxLength: MAX_NAME_CHARS, pattern: BUCKET_PATTERN };
 
 export const KvBucketPath = z.object({ bucket });
-export const KvPath = z.object({ bucket, key: kvName("key") });
+export const KvPath = z.object({
+  bucket,
+  key: kvName("key", KEY_PATTERN)
+    .meta({ description: `1 to ${MAX_NAME_CHARS} characters, no control characters and no "/"` }),
+});
 
-const ttl = z.string()
-  .regex(/^\d+$/, `must be an integer from 0 to ${MAX_TTL_SECONDS}`)
-  .refine((s) => Number(s) <= MAX_TTL_SECONDS, `must be an integer from 0 to ${MAX_TTL_SECONDS}`)
-  .optional();
+const ttl = integerParam(0, MAX_TTL_SECONDS);
 
 export const KvWriteQuery = z.object({
   ttl: ttl.openapi({
@@ -44,15 +58,11 @@ export const KvWriteQuery = z.object({
 
 export const KvValue = z.string()
   .refine((s) => hasAtMostCodePoints(s, MAX_VALUE_CHARS), `must be at most ${MAX_VALUE_CHARS} characters`)
-  .openapi({ description: `Any text, at most ${MAX_VALUE_CHARS} characters` });
-
-const counterRule = `must be an integer from -${MAX_COUNTER} to ${MAX_COUNTER}`;
+  .openapi({ description: `Any text, at most ${MAX_VALUE_CHARS} characters`, example: "hello" })
+  .meta({ maxLength: MAX_VALUE_CHARS });
 
 export const KvIncrQuery = z.object({
-  by: z.string()
-    .regex(/^-?\d{1,16}$/, counterRule)
-    .refine((s) => Number.isSafeInteger(Number(s)), counterRule)
-    .optional()
+  by: integerParam(0, MAX_COUNTER, { signed: true })
     .openapi({ description: "What to add, may be negative; default 1", example: "5" }),
   ttl: ttl.openapi({
     description: "Seconds to live of a key the increment creates (an existing key keeps its expiry); " +
@@ -61,20 +71,18 @@ export const KvIncrQuery = z.object({
   }),
 });
 
-const limitRule = `must be an integer from 1 to ${MAX_LIST_LIMIT}`;
-
 export const KvListQuery = z.object({
   prefix: z.string()
     .refine((s) => hasAtMostCodePoints(s, MAX_NAME_CHARS), `must be at most ${MAX_NAME_CHARS} characters`)
     .refine((s) => !hasControl(s), "must not contain control characters")
     .refine((s) => !s.includes("/"), 'must not contain "/"')
     .optional()
-    .openapi({ description: "Only keys that start with it; default all", example: "user:" }),
-  limit: z.string()
-    .regex(/^\d{1,3}$/, limitRule)
-    .refine((s) => Number(s) >= 1 && Number(s) <= MAX_LIST_LIMIT, limitRule)
-    .optional()
-    .openapi({ description: `Most keys in the answer, 1 to ${MAX_LIST_LIMIT}; default ${MAX_LIST_LIMIT}` }),
+    .openapi({ description: "Only keys that start with it; default all", example: "user:" })
+    .meta({ maxLength: MAX_NAME_CHARS, pattern: `^${NAME_CHARACTERS}*$` }),
+  limit: integerParam(1, MAX_LIST_LIMIT).openapi({
+    description: `Most keys in the answer, 1 to ${MAX_LIST_LIMIT}; default ${MAX_LIST_LIMIT}`,
+    example: "20",
+  }),
   cursor: z.string()
     .max(MAX_CURSOR_CHARS, "must be a nextCursor of a listing of the same bucket and prefix")
     .optional()
@@ -97,7 +105,7 @@ const etagCondition = (description: string) =>
   z.string().regex(ETAG_CONDITION, ETAG_CONDITION_RULE).optional().openapi({ description });
 
 /** The conditional-request headers a KV write honours (RFC 9110 section 13). */
-export const KvConditionHeaders = TokenHeader.extend({
+export const KvConditionHeaders = z.object({
   "if-match": etagCondition(
     "Apply only if the entry exists and its ETag is one of these (`*`: any ETag); otherwise 412, charged, " +
       "nothing changes",
@@ -109,10 +117,12 @@ export const KvConditionHeaders = TokenHeader.extend({
 });
 
 /** The ETag header of a read: the entry's version, which changes on every write of the key. */
-export const EntryEtagHeader = z.object({
-  etag: z.string().openapi({
+export const EntryEtagHeader = {
+  ETag: {
     description:
       'The entry\'s version as a strong ETag, e.g. `"42"`; it changes on every write of the key. ' +
       "Send it back as If-Match to write only if nobody wrote in between",
-  }),
-});
+    required: true,
+    schema: { type: "string" as const, pattern: '^"[0-9]+"$' },
+  },
+};

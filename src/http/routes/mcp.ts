@@ -1,13 +1,13 @@
 // POST /mcp: the Model Context Protocol over Streamable HTTP (the SDK's web-standard transport),
 // stateless, answering JSON. Authenticated with X-Token or Authorization: Bearer (a wallet token
 // or a scoped key). The protocol itself is free; each tool call is billed as its REST call.
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { AppEnv } from "../env.ts";
 import { authenticate } from "../middleware.ts";
 import { readTextBody } from "../body.ts";
-import { ERROR_RESPONSES, textResponse, TokenHeader } from "../openapi.ts";
+import { billedRoute, ERROR_RESPONSES, errorResponseDoc } from "../openapi.ts";
 import { mcpServerFor } from "../../mcp/server.ts";
 
 /** A JSON-RPC message or a batch of them: far above any valid tool call (a value is 1000 characters). */
@@ -34,9 +34,22 @@ const JsonRpcMessage = z.object({
   params: z.record(z.string(), z.unknown()).optional(),
 }).openapi("JsonRpcMessage", { description: "A JSON-RPC 2.0 request or notification of MCP" });
 
-const mcpRoute = createRoute({
+const JsonRpcError = z.object({
+  jsonrpc: z.literal("2.0"),
+  error: z.object({ code: z.number().int(), message: z.string() }),
+  id: z.union([z.string(), z.number(), z.null()]),
+}).openapi("JsonRpcError");
+
+const jsonRpcErrorDoc = (description: string) => ({
+  description,
+  content: { "application/json": { schema: JsonRpcError } },
+});
+
+const mcpRoute = billedRoute({
   method: "post",
   path: "/mcp",
+  operationId: "callMcp",
+  security: [{ token: [] }, { bearer: [] }],
   summary: "Model Context Protocol endpoint (JSON-RPC over Streamable HTTP)",
   description: "MCP's Streamable HTTP transport, stateless, answering `application/json`. Send " +
     "`Accept: application/json, text/event-stream`. Authenticate with `X-Token` or " +
@@ -46,9 +59,6 @@ const mcpRoute = createRoute({
     "its cost and the balance after it; `wallet_balance` is free. A refused call is a tool result with " +
     "`isError`, charged as REST charges it. GET and DELETE are 405: no session, no server stream.",
   request: {
-    headers: TokenHeader.extend({
-      authorization: z.string().optional().openapi({ description: "`Bearer <wallet token or scoped key>`" }),
-    }),
     body: {
       content: {
         "application/json": { schema: z.union([JsonRpcMessage, z.array(JsonRpcMessage)]) },
@@ -61,14 +71,14 @@ const mcpRoute = createRoute({
       content: { "application/json": { schema: z.record(z.string(), z.unknown()) } },
     },
     202: { description: "Notifications and responses only: accepted, no body" },
-    400: textResponse("Not JSON, not JSON-RPC, or not UTF-8: a JSON-RPC error"),
+    400: jsonRpcErrorDoc("Not JSON, not JSON-RPC, or not UTF-8: a JSON-RPC error"),
     401: ERROR_RESPONSES[401],
     405: ERROR_RESPONSES[405],
-    406: textResponse("Accept must list application/json and text/event-stream: a JSON-RPC error"),
-    413: textResponse(`Body over ${MAX_MCP_BODY_BYTES} bytes`),
-    415: textResponse("Content-Type must be application/json: a JSON-RPC error"),
+    406: jsonRpcErrorDoc("Accept must list application/json and text/event-stream: a JSON-RPC error"),
+    413: errorResponseDoc(`Body over ${MAX_MCP_BODY_BYTES} bytes`),
+    415: jsonRpcErrorDoc("Content-Type must be application/json: a JSON-RPC error"),
   },
-});
+}, false);
 
 export function mcpRoutes(app: OpenAPIHono<AppEnv>) {
   app.openAPIRegistry.registerPath(mcpRoute);

@@ -1,8 +1,8 @@
 // POST /payments/webhook: the payment provider confirms a checkout (CONTRACT section 4).
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { errorResponse } from "../errors.ts";
-import { textOk, textResponse } from "../openapi.ts";
+import { errorResponseDoc, publicRoute, textOk, TOO_LARGE } from "../openapi.ts";
 import { parseWith } from "../validation.ts";
 import { readTextBody } from "../body.ts";
 import { verifyStripeSignature } from "../../payments/stripe_signature.ts";
@@ -24,17 +24,27 @@ export const CheckoutEvent = z.object({
   }).passthrough(),
 }).passthrough().openapi("CheckoutEvent");
 
-const paymentWebhook = createRoute({
+const paymentWebhook = publicRoute({
   method: "post",
   path: "/payments/webhook",
+  operationId: "receivePayment",
   summary: "Payment confirmation from the payment provider",
   description: 'Signed with `Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">`; ' +
     "`checkout.session.completed` with `client_reference_id` = token adds the tier's credits once per event id.",
-  request: { body: { content: { "application/json": { schema: CheckoutEvent } } } },
+  request: {
+    headers: z.object({
+      "stripe-signature": z.string().openapi({
+        description: 'The provider\'s signature: `t=<unix>,v1=<hex HMAC-SHA256 of "t.body">`',
+        example: "t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd",
+      }),
+    }),
+    body: { content: { "application/json": { schema: CheckoutEvent } } },
+  },
   responses: {
+    ...TOO_LARGE,
     ...textOk("`OK` (also for a replayed or ignored event)"),
-    400: textResponse("Bad or stale signature, malformed body, unknown token or tier"),
-    503: textResponse("Payments are not configured"),
+    400: errorResponseDoc("Bad or stale signature, malformed body, unknown token or tier"),
+    503: errorResponseDoc("Payments are not configured"),
   },
 });
 

@@ -1,5 +1,5 @@
 // GET and PUT /token/settings: low-balance alerts (1 credit each; issue 6).
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { z as zod } from "zod";
 import type { AppEnv } from "../env.ts";
 import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
@@ -7,7 +7,7 @@ import { requireWallet } from "../middleware.ts";
 import { type LowBalanceWebhook, walletSettingsRead } from "../../../projections/wallet_settings.ts";
 import { read } from "../../ledger/reads.ts";
 import { changeSettings, settingsView } from "../../alerts/settings.ts";
-import { BILLING_NOTE, ERROR_RESPONSES, jsonOk, serve, textOk, TokenHeader } from "../openapi.ts";
+import { billedRoute, BILLING_NOTE, ERROR_RESPONSES, jsonOk, serve, textOk, TOO_LARGE } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
 import { Format, HeaderMap, OptionMap, Template, Url } from "../../webhooks/config/input.ts";
 import { checkMailbox } from "../../webhooks/config/rules.ts";
@@ -48,28 +48,33 @@ const SettingsView = z.object({
   low_balance_email: z.string().optional(),
 }).openapi("CustomerSettings");
 
-const getSettings = createRoute({
+const getSettings = billedRoute({
   method: "get",
   path: "/token/settings",
+  operationId: "getSettings",
   summary: "Low-balance alert settings",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(SETTINGS)] as const,
-  request: { headers: TokenHeader },
   responses: {
     ...jsonOk("The settings; header values and sensitive options redacted", SettingsView),
     ...ERROR_RESPONSES,
   },
 });
 
-const putSettings = createRoute({
+const putSettings = billedRoute({
   method: "put",
   path: "/token/settings",
+  operationId: "replaceSettings",
   summary: "Replace the low-balance alert settings",
   description: "An alert goes out once per episode when a debit leaves the balance below the threshold " +
     "(0 turns alerts off). " + BILLING_NOTE,
   middleware: [requireWallet, billing(SETTINGS)] as const,
-  request: { headers: TokenHeader, body: documentedJson(SettingsInput, "The whole configuration") },
-  responses: { ...textOk("`OK`"), ...ERROR_RESPONSES },
+  request: { body: documentedJson(SettingsInput, "The whole configuration") },
+  responses: {
+    ...TOO_LARGE,
+    ...textOk("`OK`"),
+    ...ERROR_RESPONSES,
+  },
 });
 
 /** The rules past the schema: a safe URL and what the format needs. */

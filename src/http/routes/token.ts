@@ -1,5 +1,5 @@
 // POST /token, GET /token, GET /recharge and GET /token/logs (spec 4.2, CONTRACT sections 2-4).
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { billed, billing, type RouteBilling } from "../billing.ts";
 import { clientIp, requireWallet } from "../middleware.ts";
@@ -9,18 +9,23 @@ import { LOG_ENDPOINTS, newestCallLogsRead } from "../../../projections/call_log
 import { read } from "../../ledger/reads.ts";
 import { callLogPage, rechargeLink, walletInfo } from "../../wallets/commands.ts";
 import {
+  billedRoute,
   BILLING_NOTE,
   ERROR_RESPONSES,
+  errorResponseDoc,
   jsonOk,
+  publicRoute,
+  RETRY_AFTER_HEADER,
   serve,
   textOk,
-  textResponse,
-  TokenHeader,
+  TOO_LARGE,
 } from "../openapi.ts";
 import { parseWith } from "../validation.ts";
 import { readTextBody } from "../body.ts";
+import { integerParam } from "../integer_pattern.ts";
 
 const MAX_FORM_BYTES = 1024;
+const MAX_LOG_ENTRIES = 100;
 
 const TOKEN: RouteBilling = { price: 1, endpoint: "token" };
 const RECHARGE: RouteBilling = { price: 0, endpoint: "token" };
@@ -41,9 +46,8 @@ export const RechargeQuery = z.object({
 });
 
 export const LogsQuery = z.object({
-  n: z.string().regex(/^\d+$/, "must be an integer from 1 to 100")
-    .refine((s) => Number(s) >= 1 && Number(s) <= 100, "must be an integer from 1 to 100")
-    .optional().openapi({ description: "How many entries, 1 to 100, default 5", example: "5" }),
+  n: integerParam(1, MAX_LOG_ENTRIES)
+    .openapi({ description: `How many entries, 1 to ${MAX_LOG_ENTRIES}, default 5`, example: "5" }),
   type: z.enum(LOG_ENDPOINTS, { error: `must be one of ${LOG_ENDPOINTS.join(", ")}` }).optional(),
 });
 
@@ -64,9 +68,10 @@ const LogEntry = z.object({
   }),
 });
 
-const createToken = createRoute({
+const createToken = publicRoute({
   method: "post",
   path: "/token",
+  operationId: "createToken",
   summary: "Create a token with 100 free credits",
   description: "Free, no authentication; one request per client address every 10 seconds.",
   request: {
@@ -78,40 +83,43 @@ const createToken = createRoute({
     },
   },
   responses: {
+    ...TOO_LARGE,
     ...textOk("The new token"),
-    400: textResponse("Missing or invalid form field `token`"),
+    400: errorResponseDoc("Missing or invalid form field `token`"),
     405: ERROR_RESPONSES[405],
-    429: textResponse("`Too Many Requests`, with Retry-After"),
+    429: { ...errorResponseDoc("`Too Many Requests`, with Retry-After"), headers: RETRY_AFTER_HEADER },
   },
 });
 
-const getToken = createRoute({
+const getToken = billedRoute({
   method: "get",
   path: "/token",
+  operationId: "getWallet",
   summary: "Wallet balance, creation time and hash",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(TOKEN)] as const,
-  request: { headers: TokenHeader },
   responses: { ...jsonOk("The wallet", WalletInfo), ...ERROR_RESPONSES },
 });
 
-const recharge = createRoute({
+const recharge = billedRoute({
   method: "get",
   path: "/recharge",
+  operationId: "getRechargeLink",
   summary: "Payment link for a recharge tier",
   description: "Free: X-Cost is 0.",
   middleware: [requireWallet, billing(RECHARGE)] as const,
-  request: { headers: TokenHeader, query: RechargeQuery },
+  request: { query: RechargeQuery },
   responses: { ...textOk("The checkout link with the token as client_reference_id"), ...ERROR_RESPONSES },
 });
 
-const logs = createRoute({
+const logs = billedRoute({
   method: "get",
   path: "/token/logs",
+  operationId: "listCallLogs",
   summary: "Newest call log entries",
   description: "Costs 1 credit per entry returned. " + BILLING_NOTE,
   middleware: [requireWallet, billing(TOKEN)] as const,
-  request: { headers: TokenHeader, query: LogsQuery },
+  request: { query: LogsQuery },
   responses: {
     ...jsonOk("Entries, newest first", z.object({ logs: z.array(LogEntry), n: z.number().int() })),
     ...ERROR_RESPONSES,

@@ -1,37 +1,41 @@
 // GET /token/ledger and GET /token/usage (issue 14): where the credits went, free so that an empty
 // wallet can still look, and limited per wallet to VIEW_CALLS_PER_MINUTE calls a minute.
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
 import { billed, billing, type RouteBilling } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
-import { ERROR_RESPONSES, jsonOk, serve, textResponse, TokenHeader } from "../openapi.ts";
+import { billedRoute, ERROR_RESPONSES, errorResponseDoc, jsonOk, serve } from "../openapi.ts";
 import { MAX_USAGE_DAYS, USAGE_TYPES } from "../../../projections/daily_usage.ts";
 import { MAX_MOVEMENTS } from "../../../events/credit_movements.ts";
 import { VIEW_CALLS_PER_MINUTE } from "../../wallets/view_limit.ts";
 import { DEFAULT_LEDGER_LIMIT } from "../../wallets/ledger_page.ts";
 import { CSV_HEADER, DEFAULT_USAGE_DAYS } from "../../wallets/usage_report.ts";
 import { ledgerView, usageView } from "../../wallets/free_views.ts";
+import { integerParam, integerPattern } from "../integer_pattern.ts";
 
 /** Free like /recharge, and logged with the other token calls (they keep a token alive alike). */
 export const VIEWS: RouteBilling = { price: 0, endpoint: "token" };
 const MAX_CURSOR = 2 ** 31 - 1;
 
-function integerParam(min: number, max: number, fallback: number) {
-  const rule = `must be an integer from ${min} to ${max}`;
-  return z.string().regex(/^\d+$/, rule).refine((s) => Number(s) >= min && Number(s) <= max, rule).optional()
+function countParam(min: number, max: number, fallback: number) {
+  return integerParam(min, max)
     .openapi({ description: `${min} to ${max}, default ${fallback}`, example: String(fallback) });
 }
 
 export const LedgerQuery = z.object({
-  limit: integerParam(1, MAX_MOVEMENTS, DEFAULT_LEDGER_LIMIT),
-  cursor: z.string().regex(/^[1-9]\d{0,9}$/, "must be the nextCursor of an earlier page")
-    .refine((s) => Number(s) <= MAX_CURSOR, "must be the nextCursor of an earlier page").optional()
+  limit: countParam(1, MAX_MOVEMENTS, DEFAULT_LEDGER_LIMIT),
+  cursor: z.string()
+    .regex(
+      integerPattern(1, MAX_CURSOR, { leadingZeros: false }),
+      "must be the nextCursor of an earlier page",
+    )
+    .optional()
     .openapi({ description: "The `nextCursor` of the previous page; absent for the newest entries" }),
 });
 
 export const UsageQuery = z.object({
-  days: integerParam(1, MAX_USAGE_DAYS, DEFAULT_USAGE_DAYS),
+  days: countParam(1, MAX_USAGE_DAYS, DEFAULT_USAGE_DAYS),
   format: z.enum(["json", "csv"], { error: "must be json or csv" }).optional()
     .openapi({ description: "`csv` answers text/csv (as does `Accept: text/csv`)" }),
 });
@@ -65,8 +69,8 @@ const UsageDay = z.object({
 }).openapi("UsageDay");
 
 const BILLING_HEADERS = {
-  "X-Balance": { description: "The balance", schema: { type: "integer" as const } },
-  "X-Cost": { description: "Always 0", schema: { type: "integer" as const } },
+  "X-Balance": { description: "The balance", required: true, schema: { type: "integer" as const } },
+  "X-Cost": { description: "Always 0", required: true, schema: { type: "integer" as const, const: 0 } },
 };
 
 const FREE_VIEW_ERRORS = {
@@ -74,13 +78,17 @@ const FREE_VIEW_ERRORS = {
   401: ERROR_RESPONSES[401],
   405: ERROR_RESPONSES[405],
   429: {
-    ...textResponse(
+    ...errorResponseDoc(
       `\`Too Many Requests\`: more than ${VIEW_CALLS_PER_MINUTE} calls to /token/ledger and ` +
         "/token/usage in a minute",
     ),
     headers: {
       ...BILLING_HEADERS,
-      "Retry-After": { description: "Seconds until a call fits", schema: { type: "integer" as const } },
+      "Retry-After": {
+        description: "Seconds until a call fits",
+        required: true,
+        schema: { type: "integer" as const, minimum: 1 },
+      },
     },
   },
   503: ERROR_RESPONSES[503],
@@ -90,15 +98,16 @@ const FREE_NOTE =
   `Free (X-Cost 0, so an empty wallet can call it); at most ${VIEW_CALLS_PER_MINUTE} calls a ` +
   "minute per wallet to /token/ledger and /token/usage together, then 429 with Retry-After.";
 
-const ledger = createRoute({
+const ledger = billedRoute({
   method: "get",
   path: "/token/ledger",
+  operationId: "listLedger",
   summary: "Every credit movement of the wallet, newest first",
   description: "From the event log, back to the wallet's first day. A page looks at most at 1000 events " +
     "of the log, so it may hold fewer than `limit` entries with a `nextCursor`; `nextCursor` is null on " +
     "the last page. " + FREE_NOTE,
   middleware: [requireWallet, billing(VIEWS)] as const,
-  request: { headers: TokenHeader, query: LedgerQuery },
+  request: { query: LedgerQuery },
   responses: {
     200: {
       ...jsonOk(
@@ -111,15 +120,16 @@ const ledger = createRoute({
   },
 });
 
-const usage = createRoute({
+const usage = billedRoute({
   method: "get",
   path: "/token/usage",
+  operationId: "getUsage",
   summary: "Calls, credits and errors per UTC day and endpoint type",
   description:
     "Every day of the range, oldest first. With `Accept: text/csv` or `format=csv`: CSV with the " +
     `header \`${CSV_HEADER}\`, one line per day and type with calls. ` + FREE_NOTE,
   middleware: [requireWallet, billing(VIEWS)] as const,
-  request: { headers: TokenHeader, query: UsageQuery },
+  request: { query: UsageQuery },
   responses: {
     200: {
       description: "The usage of the last `days` days",

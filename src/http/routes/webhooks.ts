@@ -2,7 +2,7 @@
 // POST/GET/DELETE /webhook, POST /webhook/test, GET/PUT/PATCH/DELETE /webhook/{webhookId} and
 // POST /webhook/{webhookId}/test; 1 credit each. The decisions are in webhooks/commands.ts, the
 // synchronous test delivery in webhooks/test_delivery.ts.
-import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
 import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
@@ -34,65 +34,68 @@ import { newWebhookIdentity } from "../../webhooks/config/fresh_identity.ts";
 import { WebhookList, WebhookView } from "../../webhooks/config/view.ts";
 import { sendTestDelivery, TestResult } from "../../webhooks/test_delivery.ts";
 import {
+  billedRoute,
   BILLING_NOTE,
   ERROR_RESPONSES,
+  errorResponseDoc,
   jsonOk,
   serve,
   textOk,
-  textResponse,
-  TokenHeader,
+  TOO_LARGE,
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
 import type { Parsed } from "../validation.ts";
 
 const WEBHOOK: RouteBilling = { price: 1, endpoint: "webhook" };
 
-const notFound = { 404: textResponse("`Webhook not found`") };
+const notFound = { 404: errorResponseDoc("`Webhook not found`") };
 
-const createWebhookRoute = createRoute({
+const createWebhookRoute = billedRoute({
   method: "post",
   path: "/webhook",
+  operationId: "createWebhook",
   summary: "Create a webhook (or, without webhookId, create or replace `default`)",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
-  request: { headers: TokenHeader, body: documentedJson(CreateWebhookInput, "The configuration") },
+  request: { body: documentedJson(CreateWebhookInput, "The configuration") },
   responses: {
+    ...TOO_LARGE,
     ...jsonOk("The webhook, with its signing secret when created", WebhookView),
     ...ERROR_RESPONSES,
-    409: textResponse('`Webhook "<id>" already exists`'),
+    409: errorResponseDoc('`Webhook "<id>" already exists`'),
   },
 });
 
-const listRoute = createRoute({
+const listRoute = billedRoute({
   method: "get",
   path: "/webhook",
+  operationId: "listWebhooks",
   summary: "All webhooks, in creation order",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
-  request: { headers: TokenHeader },
   responses: {
     ...jsonOk("The webhooks", WebhookList),
     ...ERROR_RESPONSES,
   },
 });
 
-const deleteDefault = createRoute({
+const deleteDefault = billedRoute({
   method: "delete",
   path: "/webhook",
+  operationId: "deleteDefaultWebhook",
   summary: "Delete the `default` webhook (single-webhook clients)",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
-  request: { headers: TokenHeader },
   responses: { ...textOk("`OK`"), ...ERROR_RESPONSES, ...notFound },
 });
 
-const testDefault = createRoute({
+const testDefault = billedRoute({
   method: "post",
   path: "/webhook/test",
+  operationId: "testDefaultWebhook",
   summary: "Send a test payload to the `default` webhook (single-webhook clients)",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
-  request: { headers: TokenHeader },
   responses: {
     ...jsonOk("The outcome, 200 also when delivery failed", TestResult),
     ...ERROR_RESPONSES,
@@ -100,64 +103,77 @@ const testDefault = createRoute({
   },
 });
 
-const getRoute = createRoute({
+const getRoute = billedRoute({
   method: "get",
   path: "/webhook/{webhookId}",
+  operationId: "getWebhook",
   summary: "One webhook",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
-  request: { headers: TokenHeader, params: WebhookIdParam },
+  request: { params: WebhookIdParam },
   responses: { ...jsonOk("The webhook", WebhookView), ...ERROR_RESPONSES, ...notFound },
 });
 
-const putRoute = createRoute({
+const putRoute = billedRoute({
   method: "put",
   path: "/webhook/{webhookId}",
+  operationId: "replaceWebhook",
   summary: "Replace a webhook's whole configuration",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: {
-    headers: TokenHeader,
     params: WebhookIdParam,
     body: documentedJson(ReplaceWebhookInput, "The whole configuration; the path names the webhook"),
   },
-  responses: { ...jsonOk("The webhook", WebhookView), ...ERROR_RESPONSES, ...notFound },
+  responses: {
+    ...TOO_LARGE,
+    ...jsonOk("The webhook", WebhookView),
+    ...ERROR_RESPONSES,
+    ...notFound,
+  },
 });
 
-const patchRoute = createRoute({
+const patchRoute = billedRoute({
   method: "patch",
   path: "/webhook/{webhookId}",
+  operationId: "updateWebhook",
   summary: "Change some fields of a webhook",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: {
-    headers: TokenHeader,
     params: WebhookIdParam,
     body: documentedJson(
       PatchWebhookInput,
       "Fields to change: maps replace whole, schedule merges field by field, schedule null makes a mailbox webhook",
     ),
   },
-  responses: { ...jsonOk("The webhook", WebhookView), ...ERROR_RESPONSES, ...notFound },
+  responses: {
+    ...TOO_LARGE,
+    ...jsonOk("The webhook", WebhookView),
+    ...ERROR_RESPONSES,
+    ...notFound,
+  },
 });
 
-const deleteRoute = createRoute({
+const deleteRoute = billedRoute({
   method: "delete",
   path: "/webhook/{webhookId}",
+  operationId: "deleteWebhook",
   summary: "Delete a webhook",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
-  request: { headers: TokenHeader, params: WebhookIdParam },
+  request: { params: WebhookIdParam },
   responses: { ...textOk("`OK`"), ...ERROR_RESPONSES, ...notFound },
 });
 
-const testRoute = createRoute({
+const testRoute = billedRoute({
   method: "post",
   path: "/webhook/{webhookId}/test",
+  operationId: "testWebhook",
   summary: "Send a test payload once, synchronously",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
-  request: { headers: TokenHeader, params: WebhookIdParam },
+  request: { params: WebhookIdParam },
   responses: {
     ...jsonOk("The outcome, 200 also when delivery failed", TestResult),
     ...ERROR_RESPONSES,

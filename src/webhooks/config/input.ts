@@ -6,6 +6,8 @@ import { z } from "@hono/zod-openapi";
 import { EMAIL_FORMATS } from "../payloads.ts";
 import { HEADER_NAME, HEADER_VALUE, RESERVED_HEADERS } from "../headers.ts";
 import { hasAtMostCodePoints } from "../../code_points.ts";
+import { IANA_NAME, MAX_CRON_LENGTH, MAX_TIMEZONE_LENGTH } from "../../schedules/cron.ts";
+import { MAX_WEBHOOK_URL_LENGTH } from "../url_safety.ts";
 
 export const MAX_WEBHOOKS_PER_WALLET = 100;
 export const MAX_HEADERS = 20;
@@ -29,6 +31,14 @@ export const DEFAULT_WEBHOOK_ID = "default";
 
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+
+/** HEADER_NAME for JSON Schema, which has no flags: the reserved names refused in any case. */
+function headerNamePattern(): string {
+  const anyCase = (name: string) =>
+    [...name].map((ch) => /[a-z]/.test(ch) ? `[${ch}${ch.toUpperCase()}]` : ch).join("");
+  const reserved = [...RESERVED_HEADERS].map(anyCase).join("|");
+  return `^(?!(?:${reserved})$)${HEADER_NAME.source.slice(1)}`;
+}
 
 /** "required" when the field is missing, else what it must be. */
 function expected(what: string) {
@@ -61,6 +71,13 @@ export const HeaderMap = z.record(
         : null;
       if (problem) ctx.addIssue({ code: "custom", path: [name], message: problem });
     }
+  })
+  .meta({
+    maxProperties: MAX_HEADERS,
+    propertyNames: { maxLength: MAX_HEADER_NAME, pattern: headerNamePattern() },
+    additionalProperties: { type: "string", maxLength: MAX_HEADER_VALUE, pattern: HEADER_VALUE.source },
+    description: `At most ${MAX_HEADERS} headers sent with every delivery; not the ones the service sets ` +
+      `(${[...RESERVED_HEADERS].join(", ")}); values of tab, visible ASCII, space and Latin-1`,
   });
 
 export const OptionMap = z.record(
@@ -75,7 +92,7 @@ export const OptionMap = z.record(
       return;
     }
     for (const name of names) {
-      if (name.length === 0 || name.length > MAX_OPTION_NAME) {
+      if (name.length === 0 || !hasAtMostCodePoints(name, MAX_OPTION_NAME)) {
         ctx.addIssue({
           code: "custom",
           path: [name],
@@ -89,6 +106,12 @@ export const OptionMap = z.record(
         });
       }
     }
+  })
+  .meta({
+    maxProperties: MAX_OPTIONS,
+    propertyNames: { minLength: 1, maxLength: MAX_OPTION_NAME },
+    additionalProperties: { type: "string", maxLength: MAX_OPTION_CHARS },
+    description: `At most ${MAX_OPTIONS} format options (e.g. a chat id)`,
   });
 
 const FORMAT_RULE = `must be one of ${EMAIL_FORMATS.join(", ")}`;
@@ -97,13 +120,33 @@ export const Format = z.enum([...EMAIL_FORMATS, ""], { error: FORMAT_RULE });
 export const Template = z.unknown();
 const IncludeAttachments = z.boolean(expected("true or false"));
 
+const Cron = z.string(expected("a string")).meta({
+  maxLength: MAX_CRON_LENGTH,
+  description: "Five fields: minute hour day-of-month month day-of-week",
+  example: "0 9 * * 1-5",
+});
+const Timezone = z.string(expected("a string")).meta({
+  maxLength: MAX_TIMEZONE_LENGTH,
+  pattern: IANA_NAME.source,
+  description: "An IANA time zone",
+  example: "Europe/Paris",
+});
+
 const Schedule = z.strictObject({
-  cron: z.string(expected("a string")),
-  timezone: z.string(expected("a string")),
+  cron: Cron,
+  timezone: Timezone,
   active: z.boolean(expected("true or false")).optional(),
 }, expected("an object"));
 
-export const Url = z.string(expected("a string"));
+export const Url = z.string(expected("a string")).meta({
+  format: "uri",
+  maxLength: MAX_WEBHOOK_URL_LENGTH,
+  // https, and no user name or password before the host.
+  pattern: "^[Hh][Tt][Tt][Pp][Ss]://[^@/?#\\\\\\s]+(?:[/?#\\\\]\\S*)?$",
+  description: "An https URL on a public host (resolved again at every delivery), without user name or " +
+    "password. (`http://` and private hosts only where the operator set UNSAFE_ALLOW_PRIVATE_WEBHOOKS)",
+  example: "https://hooks.example.com/inbound",
+});
 
 const settingsFields = {
   url: Url,
@@ -140,8 +183,8 @@ export const PatchWebhookInput = z.strictObject({
   options: OptionMap.nullable().optional(),
   includeAttachments: IncludeAttachments.optional(),
   schedule: z.strictObject({
-    cron: z.string(expected("a string")).optional(),
-    timezone: z.string(expected("a string")).optional(),
+    cron: Cron.optional(),
+    timezone: Timezone.optional(),
     active: z.boolean(expected("true or false")).optional(),
   }, expected("an object or null")).nullable().optional(),
 }, expected("a JSON object"));

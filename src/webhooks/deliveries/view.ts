@@ -9,6 +9,7 @@ import {
 } from "../../../projections/delivery_history_reads.ts";
 import { WebhookId } from "../config/input.ts";
 import type { Parsed } from "../../http/validation.ts";
+import { integerParam } from "../../http/integer_pattern.ts";
 
 export const MAX_PAGE = 100;
 export const DEFAULT_PAGE = 20;
@@ -67,9 +68,10 @@ export type RecoverInput = z.infer<typeof RecoverInput>;
 
 export const DeliveriesQuery = z.object({
   status: z.enum(DELIVERY_STATUSES, { error: `must be one of ${DELIVERY_STATUSES.join(", ")}` }).optional(),
-  limit: z.string().regex(/^\d+$/, `must be an integer from 1 to ${MAX_PAGE}`)
-    .refine((s) => Number(s) >= 1 && Number(s) <= MAX_PAGE, `must be an integer from 1 to ${MAX_PAGE}`)
-    .optional().openapi({ description: `1 to ${MAX_PAGE}, default ${DEFAULT_PAGE}`, example: "20" }),
+  limit: integerParam(1, MAX_PAGE).openapi({
+    description: `1 to ${MAX_PAGE}, default ${DEFAULT_PAGE}`,
+    example: "20",
+  }),
   cursor: z.string().max(512, "must be a nextCursor of this list").optional()
     .openapi({ description: "The nextCursor of the previous page" }),
 });
@@ -77,7 +79,7 @@ export const DeliveriesQuery = z.object({
 export const DeliveryParams = z.object({
   webhookId: WebhookId.openapi({ param: { name: "webhookId", in: "path" } }),
   deliveryId: z.string().regex(DELIVERY_ID, "must be 1 to 100 characters of A-Z a-z 0-9 _ -")
-    .openapi({ param: { name: "deliveryId", in: "path" }, example: "msg_3kTq..." }),
+    .openapi({ param: { name: "deliveryId", in: "path" }, example: "msg_3kTqWx9aZ0b1" }),
 });
 
 /** The API's delivery. A delivery's next attempt shows only while one is planned. */
