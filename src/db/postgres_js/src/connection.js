@@ -15,6 +15,11 @@
 //    session, outside any transaction or inside someone else's (#1216).
 // 5. A connection lost while it fetches the array types rejected a promise nobody handled, which
 //    ends a Deno process; the next session fetches them again anyway.
+// 6. With prepare: false (behind a transaction-mode pooler) a query with parameters, sent as
+//    Parse/Describe/Flush, is written only once every query before it on the connection has settled:
+//    PgBouncer 1.18 released the server at the ReadyForQuery of a query pipelined ahead of it and
+//    dropped the Describe's answer, so the query never settled (tests/pooler_pipeline_test.ts).
+//    With prepare: true (straight to PostgreSQL) nothing changes.
 import net from 'node:net'
 import tls from 'node:tls'
 import crypto from 'node:crypto'
@@ -123,6 +128,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     , nonce = null
     , query = null
     , final = null
+    , lastSent = null // [patch] 6: the query pushed last on `sent`
 
   const connection = {
     queue: queues.closed,
@@ -183,11 +189,16 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
     try {
       q.state = backend
+      const behindUnsent = query !== null && sent.length > 0 && lastSent.unsent // [patch] 6
       query
-        ? sent.push(q)
+        ? (sent.push(q), lastSent = q)
         : (query = q, query.active = true)
 
       build(q)
+      if (query !== q && (behindUnsent || mustWait(q))) { // [patch] 6: activate() writes it later
+        q.unsent = toBuffer(q)
+        return false
+      }
       return write(toBuffer(q))
         && !q.describeFirst
         && !q.cursorFn
@@ -198,6 +209,22 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
       errored(error)
       return true
     }
+  }
+
+  // [patch] 6: without named statements (prepare: false, for a transaction-mode pooler) a query
+  // with parameters is sent as Parse/Describe/Flush, which adds no ReadyForQuery for the pooler to
+  // wait for. Pipelined behind a query ending in Sync, PgBouncer (1.18) gives the server back to its
+  // pool at that query's ReadyForQuery while the Describe's answer is still to come: the answer is
+  // dropped ("got packet '1' from server when not linked") and the query never settles. So such a
+  // query, and anything queued after it, waits unwritten until every query before it has settled.
+  function mustWait(q) {
+    return !options.prepare && q.describeFirst
+  }
+
+  function activate(q) {
+    q.active = true
+    q.unsent && (write(q.unsent), q.unsent = null)
+    return q
   }
 
   function toBuffer(q) {
@@ -601,7 +628,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
       return
     }
 
-    while (sent.length && (query = sent.shift()) && (query.active = true, query.cancelled))
+    while (sent.length && (query = activate(sent.shift())) && query.cancelled) // [patch] 6
       Connection(options).cancel(query.state, query.cancelled.resolve, query.cancelled.reject)
 
     if (query)
