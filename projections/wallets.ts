@@ -1,7 +1,8 @@
 // The wallet read model: balance, creation time, last use and the stream version. It is also the
 // row the ledger locks, so it doubles as the concurrency gate of each wallet.
 import type { Queryable } from "../src/db/connect.ts";
-import { creditChange, type StoredEvent } from "../events/catalogue.ts";
+import type { StoredEvent } from "../events/catalogue.ts";
+import { creditChange } from "../events/money.ts";
 import type { Projection } from "./projection.ts";
 import { writeRows } from "./projection_sql.ts";
 

@@ -4,7 +4,7 @@ import type { NewEvent, StoredEvent } from "../events/catalogue.ts";
 import { evolveWallet, type WalletRow } from "../projections/wallets.ts";
 import { kvProjection } from "../projections/kv.ts";
 import { callLogsProjection } from "../projections/call_logs.ts";
-import { creditChange, creditDeltaSql } from "../events/catalogue.ts";
+import { creditChange, creditDeltaSql } from "../events/money.ts";
 
 const AT = "2026-11-01T10:00:00Z";
 

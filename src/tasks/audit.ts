@@ -1,7 +1,7 @@
 // `deno task audit`: recomputes every wallet's balance from the ledger events alone and compares
 // it with the wallet projection. Prints a summary and every mismatch; exits 1 on any mismatch.
 import type { Sql } from "../db/connect.ts";
-import { creditDeltaSql } from "../../events/catalogue.ts";
+import { creditDeltaSql } from "../../events/money.ts";
 import { openTaskDatabase } from "./task_database.ts";
 
 export interface AuditReport {
