@@ -2,6 +2,7 @@
 // (made with pg_createcluster on a spare port, removed at the end, on failure and on Ctrl-C too),
 // through CHAOS_ROUNDS rounds (default 5) of: Postgres restarted, Postgres stopped for 20 s, the
 // service killed with SIGKILL and started again. Prints each round's figures and one JSON line.
+import { freePort } from "../net/free_port.ts";
 import { type Cluster, createCluster } from "./chaos/cluster.ts";
 import { serviceProcess } from "./chaos/service_process.ts";
 import { fundedWallets } from "./chaos/wallets.ts";
@@ -57,9 +58,7 @@ try {
   cluster = await createCluster();
   say(`cluster ${cluster.name} on port ${cluster.port}`);
   const databaseEnv = { ...Deno.env.toObject(), DATABASE_URL: cluster.databaseUrl };
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
+  const port = freePort();
   service = serviceProcess(port, {
     ...databaseEnv,
     SMTP_PORT: "0",

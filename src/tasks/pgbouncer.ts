@@ -2,6 +2,7 @@
 // src/deploy/pgbouncer.ini with only the ports, the directories and the authentication (trust, as
 // the local PostgreSQL has) changed. Run as a script it writes that configuration for .ci/run:
 //   deno run --allow-all src/tasks/pgbouncer.ts <dir> <listen port> <PostgreSQL port>
+import { freePort } from "../net/free_port.ts";
 
 const TEMPLATE = new URL("../deploy/pgbouncer.ini", import.meta.url);
 const START_TIMEOUT_MS = 10_000;
@@ -102,13 +103,6 @@ export async function hasPgBouncer(): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
 }
 
 /** Starts PgBouncer in its own temporary directory, in front of PostgreSQL on `serverPort`. */

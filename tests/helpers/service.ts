@@ -3,6 +3,7 @@
 // With DATABASE_POOLER_URL too (the base URL of a transaction-mode PgBouncer in front of
 // DATABASE_URL's server, with a `*` database entry), the service reaches that database through the
 // pooler: DATABASE_URL = the pooler, DATABASE_DIRECT_URL = the server, DATABASE_POOLER=transaction.
+import { freePort } from "../../src/net/free_port.ts";
 import postgres from "postgres";
 import type { OpenOptions } from "../../src/db/connect.ts";
 
@@ -41,12 +42,7 @@ export interface Service {
   dispose(): Promise<void>;
 }
 
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
+export { freePort };
 
 export interface FreshDatabase {
   /** The service's database variables. */

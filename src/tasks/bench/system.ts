@@ -1,5 +1,6 @@
 // The machine side of the bench: running tools, installing the missing ones from Debian's
 // packages, free ports, what the machine is, and CPU time read from /proc.
+import { freePort } from "../../net/free_port.ts";
 
 export function log(line: string) {
   console.log(line);
@@ -23,12 +24,7 @@ export async function ensureTool(name: string, debianPackage: string) {
   }
 }
 
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
+export { freePort };
 
 export async function describeMachine(): Promise<string> {
   const cpu = (await Deno.readTextFile("/proc/cpuinfo")).match(/model name\s*:\s*(.+)/)?.[1] ?? "unknown CPU";

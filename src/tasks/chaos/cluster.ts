@@ -1,5 +1,6 @@
 // A PostgreSQL cluster of its own for `deno task chaos`, made with Debian's postgresql-common on a
 // spare port, so that stopping and restarting it harms no one else's database; drop() removes it.
+import { freePort } from "../../net/free_port.ts";
 
 export interface Cluster {
   name: string;
@@ -51,18 +52,11 @@ async function installedVersion(): Promise<string> {
   return versions.sort((a, b) => Number(b) - Number(a))[0];
 }
 
-function sparePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
 export async function createCluster(): Promise<Cluster> {
   await ensurePostgres();
   const version = await installedVersion();
   const name = `chaos_${Deno.pid}`;
-  const port = sparePort();
+  const port = freePort();
   const control = (action: string, ...more: string[]) =>
     run("pg_ctlcluster", ["--skip-systemctl-redirect", version, name, action, ...more]);
   let dropped = false;
