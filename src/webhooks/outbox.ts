@@ -5,7 +5,7 @@
 // transaction (outbox_effects.ts). A finished row keeps its payload, the body last sent and the
 // receivers' answers, so it can be shown and sent again, until its time partition is dropped.
 import type { Queryable, Sql } from "../db/connect.ts";
-import type { TimePartitioning } from "../db/partitions.ts";
+import { DELIVERY_RETENTION_MS } from "./delivery_retention_rules.ts";
 import type { ReadKind } from "../../projections/projection.ts";
 import type { Effect } from "../ledger/command.ts";
 import type { EffectApplier } from "../ledger/pending_writes.ts";
@@ -15,18 +15,6 @@ import { randomId } from "../ids.ts";
 
 /** Email and scheduled deliveries go to a webhook; alerts to the wallet's alert webhook or email. */
 export type DeliveryKind = "email" | "scheduled" | "alert_webhook" | "alert_email";
-
-/** Deliveries, tests included, are kept this long after they were queued (issue: 7 days). */
-export const DELIVERY_RETENTION_MS = 7 * 24 * 3600 * 1000;
-const HOUR_MS = 3600 * 1000;
-
-/** Like the call logs: 12-hour partitions by expiry, a day ahead of the furthest new expiry. */
-export const OUTBOX_PARTITIONING: TimePartitioning = {
-  table: "webhook_deliveries",
-  column: "expires_at",
-  widthMs: 12 * HOUR_MS,
-  aheadMs: DELIVERY_RETENTION_MS + 24 * HOUR_MS,
-};
 
 /** An email as queued: attachments are references, their links are signed at each attempt. */
 export type QueuedEmail = Omit<EmailPayload, "attachments"> & { attachments: AttachmentRef[] };

@@ -3,7 +3,8 @@
 // it again, when a webhook pauses or resumes, and the record of a synchronous test send.
 import type { Effect } from "../ledger/command.ts";
 import type { EffectApplier } from "../ledger/pending_writes.ts";
-import { type ClaimKey, DELIVERY_RETENTION_MS } from "./outbox.ts";
+import type { ClaimKey } from "./outbox.ts";
+import { DELIVERY_RETENTION_MS } from "./delivery_retention_rules.ts";
 
 /** Answers kept per delivery (the newest): bounds a row that is sent again and again. */
 export const MAX_KEPT_RESPONSES = 50;
