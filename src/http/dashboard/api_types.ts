@@ -467,7 +467,7 @@ export interface paths {
     put?: never;
     /**
      * Model Context Protocol endpoint (JSON-RPC over Streamable HTTP)
-     * @description MCP's Streamable HTTP transport, stateless, answering `application/json`. Send `Accept: application/json, text/event-stream`. Authenticate with `X-Token` or `Authorization: Bearer <token or scoped key>`. `initialize`, `tools/list` and the other protocol messages are free; `tools/call` of `kv_get`, `kv_set`, `kv_delete`, `kv_incr`, `kv_list` is billed exactly like the REST call it mirrors (same price, same call log, endpoint `kv`, the REST path), and each result carries its cost and the balance after it; `wallet_balance` is free. A refused call is a tool result with `isError`, charged as REST charges it. GET and DELETE are 405: no session, no server stream.
+     * @description MCP's Streamable HTTP transport, stateless, answering `application/json`. Send `Accept: application/json, text/event-stream`. Authenticate with `X-Token` or `Authorization: Bearer <token or scoped key>`. `initialize`, `tools/list` and the other protocol messages are free; `tools/call` of `kv_get`, `kv_set`, `kv_delete`, `kv_incr`, `kv_list` is billed exactly like the REST call it mirrors (same price, same call log, endpoint `kv`, the REST path), and each result carries its cost and the balance after it; `wallet_balance` is free, and so is `usage_summary` (GET /token/usage, wallet token only, within the free views' limit). A refused call is a tool result with `isError`, charged as REST charges it. GET and DELETE are 405: no session, no server stream.
      */
     post: operations["callMcp"];
     delete?: never;

@@ -56,7 +56,8 @@ const mcpRoute = billedRoute({
     "`Authorization: Bearer <token or scoped key>`. `initialize`, `tools/list` and the other protocol " +
     "messages are free; `tools/call` of `kv_get`, `kv_set`, `kv_delete`, `kv_incr`, `kv_list` is billed exactly like the REST " +
     "call it mirrors (same price, same call log, endpoint `kv`, the REST path), and each result carries " +
-    "its cost and the balance after it; `wallet_balance` is free. A refused call is a tool result with " +
+    "its cost and the balance after it; `wallet_balance` is free, and so is `usage_summary` (GET " +
+    "/token/usage, wallet token only, within the free views' limit). A refused call is a tool result with " +
     "`isError`, charged as REST charges it. GET and DELETE are 405: no session, no server stream.",
   request: {
     body: {
