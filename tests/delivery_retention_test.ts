@@ -2,28 +2,16 @@
 // history leave by whole time partitions; within the 7 days a delivery is listed and can be sent
 // again. Migration 008 keeps the outbox rows it converts, still due.
 import assert from "node:assert/strict";
-import { openDatabase, type Sql } from "../src/db/connect.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { listPartitions } from "../src/db/partitions.ts";
 import { preparePartitions } from "../src/sweeper.ts";
 import { sweepExpiredDeliveries } from "../src/webhooks/retention.ts";
 import { claimDueDeliveries } from "../src/webhooks/outbox.ts";
 import { acceptMessage } from "../src/email/accept.ts";
-import { freshDatabase, openOptionsOf } from "./helpers/service.ts";
+import { withFreshDatabase } from "./helpers/database.ts";
 import { inProcessService } from "./helpers/in_process.ts";
 
 const DAY = 24 * 3600 * 1000;
-
-async function withFreshDatabase(work: (sql: Sql) => Promise<void>) {
-  const database = await freshDatabase();
-  const db = await openDatabase({ ...openOptionsOf(database.env), maxConnections: 2 });
-  try {
-    await work(db.sql);
-  } finally {
-    await db.close();
-    await database.drop();
-  }
-}
 
 Deno.test("migration 008 keeps the outbox rows it converts, due as before", async () => {
   await withFreshDatabase(async (sql) => {

@@ -2,7 +2,7 @@
 // live rows and the service's own sample file stay, and the newest logs read right across
 // partition boundaries. Times are fixed in 2030 so partition bounds are known.
 import assert from "node:assert/strict";
-import { openDatabase, type Sql } from "../src/db/connect.ts";
+import type { Sql } from "../src/db/connect.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { listPartitions } from "../src/db/partitions.ts";
 import { preparePartitions, sweepOnce } from "../src/sweeper.ts";
@@ -16,22 +16,11 @@ import {
 } from "../src/attachments/store.ts";
 import { SAMPLE_ATTACHMENT } from "../src/attachments/sample_pdf.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
-import { freshDatabase, openOptionsOf } from "./helpers/service.ts";
+import { withFreshDatabase } from "./helpers/database.ts";
 import { inProcessService } from "./helpers/in_process.ts";
 
 const DAY = 24 * 3600 * 1000;
 const at = (iso: string) => new Date(iso);
-
-async function withFreshDatabase(work: (sql: Sql) => Promise<void>) {
-  const database = await freshDatabase();
-  const db = await openDatabase({ ...openOptionsOf(database.env), maxConnections: 2 });
-  try {
-    await work(db.sql);
-  } finally {
-    await db.close();
-    await database.drop();
-  }
-}
 
 let version = 0;
 /** A billed call's log row, written by the projection's own batch insert. */
