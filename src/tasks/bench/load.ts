@@ -1,7 +1,15 @@
 // The loads: wrk against the service (a random funded wallet per request, from a Lua script) and
 // pgbench against the same work done one transaction per call; each run with the CPU time the
 // service and the cluster spent on it.
-import { clusterCpuSeconds, processCpuSeconds, run } from "./system.ts";
+import {
+  clusterCpuSeconds,
+  machineCpuSeconds,
+  processCpuSeconds,
+  reapedChildrenCpuSeconds,
+  run,
+} from "./system.ts";
+import { migrate } from "../../db/migrate.ts";
+import type { BenchCluster } from "./cluster.ts";
 
 export const CONNECTIONS = 64;
 /** Size of the value POSTed: the issue's 100-byte write. */
@@ -22,6 +30,12 @@ export interface RunResult {
   serviceCpuUs?: number;
   /** CPU microseconds per call of all the cluster's processes. */
   postgresCpuUs: number;
+  /** CPU microseconds per call of the load generator (wrk or pgbench). */
+  clientCpuUs: number;
+  /** CPU microseconds per call of the whole machine: every process and the kernel's network work. */
+  machineCpuUs: number;
+  /** How busy the machine's cores were during the run, in percent of all of them. */
+  machineBusyPercent: number;
 }
 
 export interface CpuSources {
@@ -30,20 +44,43 @@ export interface CpuSources {
 }
 
 /** Runs a load and charges the CPU time spent meanwhile to its calls. */
-async function measured(cpu: CpuSources, load: () => Promise<Omit<RunResult, "postgresCpuUs">>) {
+async function measured(
+  cpu: CpuSources,
+  load: () => Promise<
+    Omit<RunResult, "postgresCpuUs" | "clientCpuUs" | "machineCpuUs" | "machineBusyPercent">
+  >,
+): Promise<RunResult> {
   const service0 = cpu.servicePid ? processCpuSeconds(cpu.servicePid) : 0;
   const postgres0 = clusterCpuSeconds(cpu.postmasterPid);
+  const client0 = reapedChildrenCpuSeconds();
+  const machine0 = machineCpuSeconds();
   const result = await load();
+  const machine1 = machineCpuSeconds();
   const perCall = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, result.calls));
   return {
     ...result,
     ...(cpu.servicePid ? { serviceCpuUs: perCall(processCpuSeconds(cpu.servicePid) - service0) } : {}),
     postgresCpuUs: perCall(clusterCpuSeconds(cpu.postmasterPid) - postgres0),
+    clientCpuUs: perCall(reapedChildrenCpuSeconds() - client0),
+    machineCpuUs: perCall(machine1.busy - machine0.busy),
+    machineBusyPercent: Math.round(
+      (100 * (machine1.busy - machine0.busy)) / Math.max(0.01, machine1.all - machine0.all),
+    ),
   };
 }
 
+const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
+
+export function describeRun(label: string, r: RunResult): string {
+  const latency = r.p99Ms !== undefined ? `p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms` : `mean ${r.meanMs} ms`;
+  const cpu = r.serviceCpuUs !== undefined ? `service ${r.serviceCpuUs} µs + ` : "";
+  return `${label}: ${fmt(r.rate)}/s, ${latency}, ${r.errors} errors, CPU per call ${cpu}postgres ` +
+    `${r.postgresCpuUs} µs + load generator ${r.clientCpuUs} µs; machine ${r.machineCpuUs} µs ` +
+    `(${r.machineBusyPercent}% busy)`;
+}
+
 /** wrk's Lua script: every request bills a wallet picked at random from the tokens file. */
-function wrkScript(tokensFile: string, method: "GET" | "POST"): string {
+function wrkScript(tokensFile: string, method: "GET" | "POST", path: string): string {
   const body = method === "POST" ? `string.rep("v", ${POST_VALUE_BYTES})` : "nil";
   return `
 local tokens = {}
@@ -52,7 +89,7 @@ for line in io.lines("${tokensFile}") do tokens[#tokens + 1] = line end
 math.randomseed(os.time() + tonumber(tostring({}):match("0x(%x+)") or "0", 16))
 local body = ${body}
 request = function()
-  return wrk.format("${method}", "${BENCH_KEY_PATH}", { ["X-Token"] = tokens[math.random(#tokens)] }, body)
+  return wrk.format("${method}", "${path}", { ["X-Token"] = tokens[math.random(#tokens)] }, body)
 end
 `;
 }
@@ -77,13 +114,19 @@ function parseWrk(text: string) {
   };
 }
 
-/** Billed calls through the service for `seconds`, each on a random wallet of the tokens file. */
+/**
+ * Calls through the service for `seconds`, each with the token of a random wallet of the tokens
+ * file: billed calls on the bench key, or `path` (the /healthz floor).
+ */
 export async function wrkRun(
-  options: { url: string; tokensFile: string; method: "GET" | "POST"; seconds: number },
+  options: { url: string; tokensFile: string; method: "GET" | "POST"; seconds: number; path?: string },
   cpu: CpuSources,
 ): Promise<RunResult> {
   const script = await Deno.makeTempFile({ suffix: ".lua" });
-  await Deno.writeTextFile(script, wrkScript(options.tokensFile, options.method));
+  await Deno.writeTextFile(
+    script,
+    wrkScript(options.tokensFile, options.method, options.path ?? BENCH_KEY_PATH),
+  );
   try {
     return await measured(cpu, async () =>
       parseWrk(
@@ -166,6 +209,17 @@ export async function pgbenchRun(
 }
 
 /** A database for pgbench: the service's schema with `wallets` funded wallets. */
-export const pgbenchWalletsSql = (wallets: number) => `
+const pgbenchWalletsSql = (wallets: number) => `
   insert into wallets (wallet_id, balance, version, created_at, last_used_at, deactivated_at)
   select lpad(w::text, 64, '0'), 1000000000, 0, now(), now(), null from generate_series(1, ${wallets}) w`;
+
+/** pgbench's database on the bench's cluster: the service's schema and its funded wallets. */
+export async function pgbenchDatabase(cluster: BenchCluster, wallets: number): Promise<string> {
+  const url = await cluster.createDatabase("bench_pgbench");
+  const sql = cluster.connect("bench_pgbench");
+  await migrate(sql);
+  await sql.unsafe(pgbenchWalletsSql(wallets));
+  await sql`analyze`;
+  await sql.end();
+  return url;
+}

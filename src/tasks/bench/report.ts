@@ -44,7 +44,47 @@ function sideOf(rounds: Round[], side: Side) {
     serviceCpuUs: round(median(runs.map((r) => r.serviceCpuUs ?? NaN))),
     postgresCpuUs: round(median(runs.map((r) => r.postgresCpuUs))),
     ceilingPostgresCpuUs: round(median(rounds.map((r) => r[ceiling].postgresCpuUs))),
+    clientCpuUs: round(median(runs.map((r) => r.clientCpuUs))),
+    machineCpuUs: round(median(runs.map((r) => r.machineCpuUs))),
+    machineBusyPercent: round(median(runs.map((r) => r.machineBusyPercent))),
+    ceilingClientCpuUs: round(median(rounds.map((r) => r[ceiling].clientCpuUs))),
+    ceilingMachineCpuUs: round(median(rounds.map((r) => r[ceiling].machineCpuUs))),
+    ceilingBusyPercent: round(median(rounds.map((r) => r[ceiling].machineBusyPercent))),
   };
+}
+
+/** What the targets leave of the machine's CPU per call, next to what a call costs and HTTP alone. */
+function budgetLines(load: LoadFigures, json: Json): string[] {
+  const targets = { get: 2.0, post: 1.5 };
+  const floor = load.floor;
+  const budget: Json = {
+    floor: {
+      machineCpuUs: floor.machineCpuUs,
+      serviceCpuUs: floor.serviceCpuUs,
+      clientCpuUs: floor.clientCpuUs,
+    },
+  };
+  const lines = [
+    `CPU budget (the machine's CPU per call, every process and the kernel; a ratio can pass the ` +
+    `target only if the call costs the machine at most the ceiling's cost divided by the target):`,
+  ];
+  for (const side of ["get", "post"] as const) {
+    const s = sideOf(load.rounds, side);
+    const allowed = round(s.ceilingMachineCpuUs / targets[side]);
+    budget[side] = { target: targets[side], allowedMachineCpuUs: allowed, machineCpuUs: s.machineCpuUs };
+    lines.push(
+      `  ${side.toUpperCase()}: pgbench ${s.ceilingMachineCpuUs} µs per transaction (${s.ceilingBusyPercent}% ` +
+        `busy), so ${targets[side]}x allows ${allowed} µs; the billed call costs ${s.machineCpuUs} µs ` +
+        `(${s.machineBusyPercent}% busy): service ${s.serviceCpuUs}, postgres ${s.postgresCpuUs}, wrk ` +
+        `${s.clientCpuUs}, the rest kernel`,
+    );
+  }
+  lines.push(
+    `  HTTP alone (GET /healthz, same server and wrk script, no database): ${floor.machineCpuUs} µs per ` +
+      `request (service ${floor.serviceCpuUs}, wrk ${floor.clientCpuUs}), ${fmt(floor.rate)} req/s`,
+  );
+  json.cpu_budget = budget;
+  return lines;
 }
 
 function hotOf(hot: LoadFigures["hot"]) {
@@ -74,6 +114,7 @@ function loadLines(load: LoadFigures, wallets: number, json: Json): string[] {
     );
     json[side] = s;
   }
+  lines.push(...budgetLines(load, json));
   if (load.rounds[0]?.baselineGet) {
     const [get, post] = [sideOf(load.rounds, "baselineGet"), sideOf(load.rounds, "baselinePost")];
     lines.push(

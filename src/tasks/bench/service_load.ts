@@ -1,9 +1,8 @@
 // The service against the honest ceiling: interleaved paired rounds of billed calls on random
 // funded wallets and pgbench doing the same debit and append one transaction per call, then the
 // hot-wallet line, the audit after the load and, when profiling, where the time went.
-import { migrate } from "../../db/migrate.ts";
 import type { BenchCluster } from "./cluster.ts";
-import { type CpuSources, pgbenchRun, pgbenchWalletsSql, type RunResult, wrkRun } from "./load.ts";
+import { type CpuSources, describeRun, pgbenchDatabase, pgbenchRun, type RunResult, wrkRun } from "./load.ts";
 import { fundWallets, type RunningService, startService } from "./service.ts";
 import { timeTask } from "./offline.ts";
 import { type HotFunction, summarizeProfileDir } from "./cpu_profile.ts";
@@ -37,6 +36,8 @@ export interface Round {
 
 export interface LoadFigures {
   rounds: Round[];
+  /** GET /healthz through the same server and wrk script: HTTP alone, no database, no billing. */
+  floor: RunResult;
   hot: { ceiling: RunResult; get: RunResult; post: RunResult };
   auditClean: boolean;
   auditLine: string;
@@ -46,16 +47,6 @@ export interface LoadFigures {
 
 /** Length of the unmeasured warm-up of each load before the rounds. */
 const WARM_UP_SECONDS = 3;
-const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
-
-export function describeRun(label: string, r: RunResult): string {
-  const latency = r.p99Ms !== undefined ? `p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms` : `mean ${r.meanMs} ms`;
-  const cpu = r.serviceCpuUs !== undefined ? `service ${r.serviceCpuUs} µs + ` : "";
-  return `${label}: ${
-    fmt(r.rate)
-  }/s, ${latency}, ${r.errors} errors, CPU per call ${cpu}postgres ${r.postgresCpuUs} µs`;
-}
-
 interface Targets {
   serviceUrl: string;
   /** File of the tokens the calls pick from at random. */
@@ -71,16 +62,6 @@ async function tokensFile(tokens: string[]): Promise<string> {
   const file = await Deno.makeTempFile({ suffix: ".tokens" });
   await Deno.writeTextFile(file, tokens.join("\n") + "\n");
   return file;
-}
-
-async function pgbenchDatabase(cluster: BenchCluster, wallets: number): Promise<string> {
-  const url = await cluster.createDatabase("bench_pgbench");
-  const sql = cluster.connect("bench_pgbench");
-  await migrate(sql);
-  await sql.unsafe(pgbenchWalletsSql(wallets));
-  await sql`analyze`;
-  await sql.end();
-  return url;
 }
 
 /** The paired rounds: service GET, pgbench, service POST, pgbench, each pair back to back. */
@@ -248,6 +229,7 @@ export async function serviceLoad(cluster: BenchCluster, options: LoadOptions): 
 
     const baseline = options.baselineDir ? await fundBaseline(cluster, options, files) : undefined;
     let servicePeakRssMb = 0;
+    let floor: RunResult | undefined;
     const paired = (base?: Targets["baseline"], pooled?: Targets["pooled"]) =>
       withService(serviceDb, profileDir, async (service) => {
         const cpu = { servicePid: service.pid, postmasterPid: cluster.postmasterPid };
@@ -258,9 +240,20 @@ export async function serviceLoad(cluster: BenchCluster, options: LoadOptions): 
           baseline: base,
           pooled,
         };
-        const done = await pairedRounds(options, targets, cpu);
+        const rounds = await pairedRounds(options, targets, cpu);
         servicePeakRssMb = peakRssMb(service.pid);
-        return done;
+        floor = await wrkRun(
+          {
+            url: targets.serviceUrl,
+            tokensFile: files[0],
+            method: "GET",
+            seconds: options.seconds,
+            path: "/healthz",
+          },
+          cpu,
+        );
+        log(`  ${describeRun("floor, GET /healthz (HTTP alone)", floor)}`);
+        return rounds;
       });
     const rounds = await roundsBeside(cluster, options, baseline, paired);
     const statements = options.profile ? await topStatements(admin, "bench_service") : [];
@@ -279,6 +272,7 @@ export async function serviceLoad(cluster: BenchCluster, options: LoadOptions): 
     log(`audit after the load: ${audit.clean ? "clean" : "MISMATCH"} (${audit.firstLine})`);
     return {
       rounds,
+      floor: floor!,
       hot,
       auditClean: audit.clean,
       auditLine: audit.firstLine,

@@ -83,6 +83,25 @@ export function clusterCpuSeconds(postmasterPid: number): number {
   return ticks / TICKS_PER_SECOND;
 }
 
+/**
+ * CPU seconds of the children this process has waited for: the load generators (wrk, pgbench),
+ * which run one at a time and are reaped when their run ends.
+ */
+export function reapedChildrenCpuSeconds(): number {
+  return (readStat("self")?.reaped ?? 0) / TICKS_PER_SECOND;
+}
+
+/**
+ * The whole machine's CPU seconds so far (/proc/stat): `busy` is user, nice, system, irq and
+ * softirq (the loopback network's work lands there too), `all` adds idle, iowait and steal.
+ */
+export function machineCpuSeconds(): { busy: number; all: number } {
+  const fields = Deno.readTextFileSync("/proc/stat").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields;
+  const busy = user + nice + system + irq + softirq;
+  return { busy: busy / TICKS_PER_SECOND, all: (busy + idle + iowait + steal) / TICKS_PER_SECOND };
+}
+
 /** Peak resident memory (VmHWM) of a live process in MB; 0 once it is gone. */
 export function peakRssMb(pid: number): number {
   try {
