@@ -7,7 +7,7 @@ import type { BilledCommand } from "../src/ledger/command.ts";
 import type { ReadSet } from "../src/ledger/reads.ts";
 import { failure, type Reply } from "../src/http/reply.ts";
 import { type FreeView, ledgerView, usageView } from "../src/wallets/free_views.ts";
-import { usageOf } from "../projections/daily_usage.ts";
+import { usageOf, utcDay } from "../projections/daily_usage.ts";
 import { MOVEMENT_SCAN_EVENTS } from "../events/credit_movements.ts";
 import { VIEW_CALLS_PER_MINUTE } from "../src/wallets/view_limit.ts";
 
@@ -199,6 +199,23 @@ Deno.test("usage outside the range is left out; days run up to today's UTC day",
   const { days } = JSON.parse(usageAfter(given, { days: 2, csv: false }, later).body);
   assert.deepEqual(days, [{ date: "2027-03-02", byType: {} }, { date: "2027-03-03", byType: {} }]);
   assert.deepEqual(stream(given).map((event) => usageOf(event)?.type ?? null), [null, null, "kv"]);
+});
+
+Deno.test("a time's UTC day is its ISO date, on both sides of midnight and before 1970", () => {
+  const day = 24 * 3600 * 1000;
+  let seed = 11;
+  const times = [0, -1, day - 1, day, -day, -day - 1, Date.UTC(2026, 11, 31, 23, 59, 59, 999)];
+  for (let i = 0; i < 5000; i++) {
+    seed = (seed * 48271) % 2147483647;
+    times.push((seed % 200_000) * 3_600_017 - 40 * 365 * day);
+  }
+  // Twice over: the second pass reads the days the first one kept.
+  for (const pass of [1, 2]) {
+    for (const at of times) {
+      assert.equal(utcDay(new Date(at)), new Date(at).toISOString().slice(0, 10), `${at}, pass ${pass}`);
+    }
+  }
+  assert.throws(() => utcDay(new Date(NaN)), RangeError);
 });
 
 Deno.test(`the free views allow ${VIEW_CALLS_PER_MINUTE} calls in any minute per wallet, then 429 with Retry-After`, () => {
