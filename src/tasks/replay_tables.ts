@@ -91,46 +91,49 @@ export class ReplayTables {
    * Compares each rebuilt table with the live one, live rows only. A digest per wallet (row count
    * and the sum of 64-bit row hashes, a multiset hash) finds the wallets that differ in one pass
    * over each table; only those wallets are then compared row by row both ways with EXCEPT ALL,
-   * which gives the exact counts and samples. Everything stays in the database.
+   * which gives the exact counts and samples. Everything stays in the database, and the tables
+   * are compared at once, each on a connection of the pool (the cores share the work).
    */
-  async compare(): Promise<TableDifference[]> {
-    const differences: TableDifference[] = [];
-    for (const [index, projection] of this.projections.entries()) {
-      const { table, columns, keyColumns } = projection;
-      const filter = projection.liveFilter ? `where ${projection.liveFilter}` : "";
-      const list = columns.map((c) => `"${c}"`).join(", ");
-      const digest = (schema: string) =>
-        `select wallet_id, count(*) as n, sum(hashtextextended(row(${list})::text, 0)) as h
-         from ${schema}.${table} ${filter} group by wallet_id`;
-      const suspects = `${REPLAY_SCHEMA}.differing_${table}`;
-      await this.sql.unsafe(`
-        create unlogged table ${suspects} as
-        select coalesce(l.wallet_id, r.wallet_id) as wallet_id
-        from (${digest("public")}) l full join (${digest(REPLAY_SCHEMA)}) r on r.wallet_id = l.wallet_id
-        where l.n is distinct from r.n or l.h is distinct from r.h`);
-      const side = (a: string, b: string) =>
-        this.sql.unsafe(`
-          select count(*) over () as total, d.* from (
-            select ${list} from ${a}.${table} where wallet_id in (select wallet_id from ${suspects})
-              ${projection.liveFilter ? `and ${projection.liveFilter}` : ""}
-            except all
-            select ${list} from ${b}.${table} where wallet_id in (select wallet_id from ${suspects})
-              ${projection.liveFilter ? `and ${projection.liveFilter}` : ""}
-          ) d limit ${SAMPLES}`);
-      const onlyLive = await side("public", REPLAY_SCHEMA);
-      const onlyReplayed = await side(REPLAY_SCHEMA, "public");
-      const keyOf = (r: Row) => keyColumns.map((k) => String(r[k])).join("/");
-      differences.push({
-        table,
-        rows: this.counts[index],
-        onlyLive: Number(onlyLive[0]?.total ?? 0),
-        onlyReplayed: Number(onlyReplayed[0]?.total ?? 0),
-        samples: [
-          ...onlyLive.map((r) => `live only: ${keyOf(r)}`),
-          ...onlyReplayed.map((r) => `replayed only: ${keyOf(r)}`),
-        ],
-      });
-    }
-    return differences;
+  compare(): Promise<TableDifference[]> {
+    return Promise.all(this.projections.map((projection, index) => this.compareOne(projection, index)));
+  }
+
+  private async compareOne(projection: Projection<any>, index: number): Promise<TableDifference> {
+    const { table, columns, keyColumns } = projection;
+    const filter = projection.liveFilter ? `where ${projection.liveFilter}` : "";
+    const list = columns.map((c) => `"${c}"`).join(", ");
+    const digest = (schema: string) =>
+      `select wallet_id, count(*) as n, sum(hashtextextended(row(${list})::text, 0)) as h
+       from ${schema}.${table} ${filter} group by wallet_id`;
+    const suspects = `${REPLAY_SCHEMA}.differing_${table}`;
+    await this.sql.unsafe(`
+      create unlogged table ${suspects} as
+      select coalesce(l.wallet_id, r.wallet_id) as wallet_id
+      from (${digest("public")}) l full join (${digest(REPLAY_SCHEMA)}) r on r.wallet_id = l.wallet_id
+      where l.n is distinct from r.n or l.h is distinct from r.h`);
+    const side = (a: string, b: string) =>
+      this.sql.unsafe(`
+        select count(*) over () as total, d.* from (
+          select ${list} from ${a}.${table} where wallet_id in (select wallet_id from ${suspects})
+            ${projection.liveFilter ? `and ${projection.liveFilter}` : ""}
+          except all
+          select ${list} from ${b}.${table} where wallet_id in (select wallet_id from ${suspects})
+            ${projection.liveFilter ? `and ${projection.liveFilter}` : ""}
+        ) d limit ${SAMPLES}`);
+    const [onlyLive, onlyReplayed] = await Promise.all([
+      side("public", REPLAY_SCHEMA),
+      side(REPLAY_SCHEMA, "public"),
+    ]);
+    const keyOf = (r: Row) => keyColumns.map((k) => String(r[k])).join("/");
+    return {
+      table,
+      rows: this.counts[index],
+      onlyLive: Number(onlyLive[0]?.total ?? 0),
+      onlyReplayed: Number(onlyReplayed[0]?.total ?? 0),
+      samples: [
+        ...onlyLive.map((r) => `live only: ${keyOf(r)}`),
+        ...onlyReplayed.map((r) => `replayed only: ${keyOf(r)}`),
+      ],
+    };
   }
 }
