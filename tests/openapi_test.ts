@@ -192,3 +192,40 @@ Deno.test("security on every operation, and the headers each answer carries", as
     await svc.close();
   }
 });
+
+Deno.test("every billed write documents Idempotency-Key with the rule the service checks", async () => {
+  const svc = await inProcessService();
+  try {
+    const doc = JSON.parse((await svc.request("GET", "/openapi.json")).text);
+    let pattern: RegExp | undefined;
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const name = `${method} ${path}`;
+        const write = ["post", "put", "patch", "delete"].includes(method);
+        const takesKey = write && !PUBLIC.has(name) && name !== "post /mcp";
+        const parameter = (operation.parameters ?? []).find((p: any) => p.name === "idempotency-key");
+        assert.equal(Boolean(parameter), takesKey, name);
+        if (!parameter) continue;
+        assert.deepEqual([parameter.in, parameter.required ?? false], ["header", false], name);
+        pattern = new RegExp(parameter.schema.pattern);
+        for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
+          const billed = !["401", "405", "503"].includes(status);
+          assert.equal(Boolean(response.headers["Idempotent-Replayed"]), billed, `${name} ${status}`);
+        }
+      }
+    }
+    // The documented pattern accepts exactly the keys the service takes.
+    const token = await svc.newToken();
+    const keys = ["a", "k".repeat(64), "a b~!", "k".repeat(65), "tab\there", "é"];
+    for (const [i, key] of keys.entries()) {
+      const res = await svc.request("POST", `/kv/idem/doc-${i}`, {
+        token,
+        body: "v",
+        headers: { "idempotency-key": key },
+      });
+      assert.equal(res.status, pattern!.test(key) ? 200 : 400, `${JSON.stringify(key)}: ${res.text}`);
+    }
+  } finally {
+    await svc.close();
+  }
+});

@@ -38,8 +38,10 @@ export interface BilledCall<R extends ReadSet> {
   keptAs?: (reply: Reply) => Reply;
 }
 
-const REPLAYABLE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,64}$/;
+/** An Idempotency-Key: 1 to 64 printable ASCII characters (the document shows the same pattern). */
+export const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,64}$/;
+/** The methods whose billed calls honour an Idempotency-Key. */
+export const REPLAYABLE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** The request path with its query string, as the call log shows it. */
 export function loggedPath(c: Context<AppEnv>): string {

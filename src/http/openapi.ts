@@ -4,6 +4,7 @@
 import { createRoute, type OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-openapi";
 import type { AppEnv } from "./env.ts";
 import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from "./middleware.ts";
+import { IDEMPOTENCY_KEY, REPLAYABLE_METHODS } from "./billing.ts";
 
 /** The security schemes of the document: `token` is the X-Token header, `bearer` is POST /mcp's other way. */
 export const SECURITY_SCHEMES = {
@@ -130,6 +131,37 @@ function billingHeaders(status: string): Headers {
   };
 }
 
+const REPLAYED_HEADER = {
+  "Idempotent-Replayed": {
+    description: "`true` when this is the answer kept for a repeated Idempotency-Key: the call was not " +
+      "applied or charged again (X-Cost and X-Balance are the first answer's)",
+    required: false,
+    schema: { type: "string" as const, enum: ["true"] },
+  },
+};
+
+function replayableHeaders(status: string): Headers {
+  return UNBILLED_STATUSES.has(status) ? REQUEST_ID : { ...billingHeaders(status), ...REPLAYED_HEADER };
+}
+
+const IdempotencyKeyHeader = z.string().optional().openapi({
+  description: "Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first " +
+    "answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither " +
+    "applied nor charged twice; the same key with another method, path or body is `422`. Anything but " +
+    "1 to 64 printable ASCII characters is a billed `400`.",
+  // The service checks it (billing.ts), with its own phrase; the document states the rule.
+  pattern: IDEMPOTENCY_KEY.source,
+});
+
+/** The request of a billed write with the Idempotency-Key header beside its own headers. */
+function withIdempotencyKey(request: RouteConfig["request"]): RouteConfig["request"] {
+  const own = request?.headers;
+  const headers = own instanceof z.ZodObject
+    ? own.extend({ "idempotency-key": IdempotencyKeyHeader })
+    : z.object({ "idempotency-key": IdempotencyKeyHeader });
+  return { ...request, headers };
+}
+
 type Declared<R> = R & { getRoutingPath(): string };
 
 /** A route anyone may call: no security, X-Request-Id on every answer. */
@@ -145,11 +177,16 @@ export function publicRoute<R extends RouteConfig>(config: R): Declared<R> {
 
 /**
  * A route that authenticates (X-Token unless `config.security` says otherwise) and bills: its answers
- * after authentication carry the balance and the cost.
+ * after authentication carry the balance and the cost, and a billed write takes an Idempotency-Key.
  */
 export function billedRoute<R extends RouteConfig>(config: R, billed = true): Declared<R> {
-  const responses = withHeaders(config.responses, billed ? billingHeaders : () => REQUEST_ID);
-  return createRoute({ ...config, security: config.security ?? TOKEN_AUTH, responses }) as Declared<R>;
+  const replayable = billed && REPLAYABLE_METHODS.has(config.method.toUpperCase());
+  const headersOf = replayable ? replayableHeaders : billed ? billingHeaders : () => REQUEST_ID;
+  const responses = withHeaders(config.responses, headersOf);
+  const request = replayable ? withIdempotencyKey(config.request) : config.request;
+  return createRoute({ ...config, request, security: config.security ?? TOKEN_AUTH, responses }) as Declared<
+    R
+  >;
 }
 
 export type RouteContext<R extends RouteConfig> = Parameters<RouteHandler<R, AppEnv>>[0];

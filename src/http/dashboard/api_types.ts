@@ -1664,6 +1664,8 @@ export interface operations {
         "if-match"?: string;
         /** @description `*`: apply only if the key is missing (create, never overwrite); a list of ETags: only if the entry's ETag is none of them; otherwise 412, charged, nothing changes */
         "if-none-match"?: string;
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
       };
       path: {
         /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
@@ -1687,6 +1689,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1701,6 +1705,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1727,6 +1733,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1742,6 +1750,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1768,6 +1778,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1783,6 +1795,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1798,6 +1812,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1828,6 +1844,8 @@ export interface operations {
         "if-match"?: string;
         /** @description `*`: apply only if the key is missing (create, never overwrite); a list of ETags: only if the entry's ETag is none of them; otherwise 412, charged, nothing changes */
         "if-none-match"?: string;
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
       };
       path: {
         /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
@@ -1847,6 +1865,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1861,6 +1881,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1887,6 +1909,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1902,6 +1926,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1917,6 +1943,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1943,6 +1971,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1958,6 +1988,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -1993,6 +2025,8 @@ export interface operations {
         "if-match"?: string;
         /** @description `*`: apply only if the key is missing (create, never overwrite); a list of ETags: only if the entry's ETag is none of them; otherwise 412, charged, nothing changes */
         "if-none-match"?: string;
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
       };
       path: {
         /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
@@ -2012,6 +2046,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2026,6 +2062,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2052,6 +2090,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2067,6 +2107,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2093,6 +2135,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2108,6 +2152,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2123,6 +2169,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2268,7 +2316,10 @@ export interface operations {
   createWebhook: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -2320,6 +2371,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2334,6 +2387,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2360,6 +2415,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2375,6 +2432,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2401,6 +2460,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2416,6 +2477,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2431,6 +2494,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2456,7 +2521,10 @@ export interface operations {
   deleteDefaultWebhook: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -2470,6 +2538,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2484,6 +2554,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2510,6 +2582,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2525,6 +2599,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2540,6 +2616,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2566,6 +2644,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2591,7 +2671,10 @@ export interface operations {
   testDefaultWebhook: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -2605,6 +2688,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2619,6 +2704,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2645,6 +2732,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2660,6 +2749,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2675,6 +2766,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2701,6 +2794,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2863,7 +2958,10 @@ export interface operations {
   replaceWebhook: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
+      };
       path: {
         webhookId: string;
       };
@@ -2916,6 +3014,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2930,6 +3030,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2956,6 +3058,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2971,6 +3075,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -2986,6 +3092,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3012,6 +3120,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3027,6 +3137,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3052,7 +3164,10 @@ export interface operations {
   deleteWebhook: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
+      };
       path: {
         webhookId: string;
       };
@@ -3068,6 +3183,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3082,6 +3199,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3108,6 +3227,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3123,6 +3244,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3138,6 +3261,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3164,6 +3289,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3189,7 +3316,10 @@ export interface operations {
   updateWebhook: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
+      };
       path: {
         webhookId: string;
       };
@@ -3241,6 +3371,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3255,6 +3387,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3281,6 +3415,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3296,6 +3432,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3311,6 +3449,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3337,6 +3477,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3352,6 +3494,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3377,7 +3521,10 @@ export interface operations {
   testWebhook: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
+      };
       path: {
         webhookId: string;
       };
@@ -3393,6 +3540,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3407,6 +3556,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3433,6 +3584,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3448,6 +3601,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3463,6 +3618,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3489,6 +3646,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3795,7 +3954,10 @@ export interface operations {
   retryDelivery: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
+      };
       path: {
         webhookId: string;
         deliveryId: string;
@@ -3812,6 +3974,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3826,6 +3990,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3852,6 +4018,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3867,6 +4035,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3882,6 +4052,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3908,6 +4080,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3923,6 +4097,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3948,7 +4124,10 @@ export interface operations {
   recoverDeliveries: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
+      };
       path: {
         webhookId: string;
       };
@@ -3974,6 +4153,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -3988,6 +4169,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4014,6 +4197,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4029,6 +4214,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4044,6 +4231,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4070,6 +4259,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4085,6 +4276,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4351,7 +4544,10 @@ export interface operations {
   replaceSettings: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -4392,6 +4588,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4406,6 +4604,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4432,6 +4632,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4447,6 +4649,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4473,6 +4677,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4488,6 +4694,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4635,7 +4843,10 @@ export interface operations {
   createScopedKey: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -4663,6 +4874,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4690,6 +4903,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4716,6 +4931,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4731,6 +4948,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4757,6 +4976,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4772,6 +4993,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4787,6 +5010,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4812,7 +5037,10 @@ export interface operations {
   revokeScopedKey: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
+      };
       path: {
         id: string;
       };
@@ -4828,6 +5056,8 @@ export interface operations {
           "X-Balance": number;
           /** @description Credits this call was charged */
           "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4842,6 +5072,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4868,6 +5100,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4883,6 +5117,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4898,6 +5134,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
@@ -4924,6 +5162,8 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
           [name: string]: unknown;
         };
         content: {
