@@ -193,7 +193,7 @@ Deno.test("security on every operation, and the headers each answer carries", as
   }
 });
 
-Deno.test("every billed write documents Idempotency-Key with the rule the service checks", async () => {
+Deno.test("every billed write documents Idempotency-Key with the rule the service checks, and 408 beside 413", async () => {
   const svc = await inProcessService();
   try {
     const doc = JSON.parse((await svc.request("GET", "/openapi.json")).text);
@@ -203,6 +203,8 @@ Deno.test("every billed write documents Idempotency-Key with the rule the servic
         const name = `${method} ${path}`;
         const write = ["post", "put", "patch", "delete"].includes(method);
         const takesKey = write && !PUBLIC.has(name) && name !== "post /mcp";
+        // A route that reads a body documents both ways it can be refused.
+        if (operation.responses["413"]) assert.ok(operation.responses["408"], `${name} 408`);
         const parameter = (operation.parameters ?? []).find((p: any) => p.name === "idempotency-key");
         assert.equal(Boolean(parameter), takesKey, name);
         if (!parameter) continue;

@@ -73,9 +73,16 @@ export const ERROR_RESPONSES = {
   },
 } as const;
 
-/** For routes that read a body: more than the route's limit is refused before it is parsed. */
-export const TOO_LARGE = {
-  413: error("The body is larger than the route's limit (`Payload Too Large: ...`)"),
+/**
+ * For routes that read a body: more than the route's limit is refused before it is parsed, and a body
+ * that stops arriving is refused at the request timeout. Neither is charged.
+ */
+export const BODY_REFUSED = {
+  408: error(
+    "The request did not arrive in full within the request timeout (`HTTP_REQUEST_TIMEOUT_MS`); the " +
+      "connection closes; not charged",
+  ),
+  413: error("The body is larger than the route's limit (`Payload Too Large: ...`), not charged"),
 };
 
 export function textOk(description: string) {

@@ -1078,7 +1078,18 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      /** @description The request did not arrive in full within the request timeout (`HTTP_REQUEST_TIMEOUT_MS`); the connection closes; not charged */
+      408: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`), not charged */
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -1770,6 +1781,23 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The request did not arrive in full within the request timeout (`HTTP_REQUEST_TIMEOUT_MS`); the connection closes; not charged */
+      408: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description `Precondition Failed: ...`: If-Match or If-None-Match does not hold; charged, nothing changes */
       412: {
         headers: {
@@ -1787,7 +1815,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`), not charged */
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -2452,6 +2480,23 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The request did not arrive in full within the request timeout (`HTTP_REQUEST_TIMEOUT_MS`); the connection closes; not charged */
+      408: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description `Webhook "<id>" already exists` */
       409: {
         headers: {
@@ -2469,7 +2514,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`), not charged */
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3112,7 +3157,24 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      /** @description The request did not arrive in full within the request timeout (`HTTP_REQUEST_TIMEOUT_MS`); the connection closes; not charged */
+      408: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`), not charged */
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3469,7 +3531,24 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      /** @description The request did not arrive in full within the request timeout (`HTTP_REQUEST_TIMEOUT_MS`); the connection closes; not charged */
+      408: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`), not charged */
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4251,7 +4330,24 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      /** @description The request did not arrive in full within the request timeout (`HTTP_REQUEST_TIMEOUT_MS`); the connection closes; not charged */
+      408: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`), not charged */
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4397,7 +4493,18 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      /** @description The request did not arrive in full within the request timeout (`HTTP_REQUEST_TIMEOUT_MS`); the connection closes; not charged */
+      408: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`), not charged */
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4669,7 +4776,24 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      /** @description The request did not arrive in full within the request timeout (`HTTP_REQUEST_TIMEOUT_MS`); the connection closes; not charged */
+      408: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`), not charged */
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4968,6 +5092,23 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The request did not arrive in full within the request timeout (`HTTP_REQUEST_TIMEOUT_MS`); the connection closes; not charged */
+      408: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description A retry of a creation with its Idempotency-Key: the key made, without its secret */
       409: {
         headers: {
@@ -4985,7 +5126,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description The body is larger than the route's limit (`Payload Too Large: ...`) */
+      /** @description The body is larger than the route's limit (`Payload Too Large: ...`), not charged */
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -5261,6 +5402,17 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["JsonRpcError"];
+        };
+      };
+      /** @description The request did not arrive in full within the request timeout (`HTTP_REQUEST_TIMEOUT_MS`); the connection closes; not charged */
+      408: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
         };
       };
       /** @description Body over 65536 bytes */

@@ -30,11 +30,11 @@ import {
 import {
   billedRoute,
   BILLING_NOTE,
+  BODY_REFUSED,
   ERROR_RESPONSES,
   errorResponseDoc,
   jsonOk,
   serve,
-  TOO_LARGE,
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
 
@@ -100,7 +100,7 @@ const recoverRoute = billedRoute({
     body: documentedJson(RecoverInput, "The window: since, and until (default now)"),
   },
   responses: {
-    ...TOO_LARGE,
+    ...BODY_REFUSED,
     ...jsonOk("How many were queued", RecoverResult),
     ...ERROR_RESPONSES,
     ...notFound,

@@ -8,12 +8,12 @@ import { requireWallet } from "../middleware.ts";
 import {
   billedRoute,
   BILLING_NOTE,
+  BODY_REFUSED,
   ERROR_RESPONSES,
   errorResponseDoc,
   jsonOk,
   serve,
   textOk,
-  TOO_LARGE,
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
 import { read } from "../../ledger/reads.ts";
@@ -103,7 +103,7 @@ const createKeyRoute = billedRoute({
   middleware: [requireWallet, billing(KEYS)] as const,
   request: { body: documentedJson(KeyInput, "The key's name and rules") },
   responses: {
-    ...TOO_LARGE,
+    ...BODY_REFUSED,
     ...jsonOk("The new key, with its secret", NewKeyView),
     ...ERROR_RESPONSES,
     403: KEY_403,

@@ -9,12 +9,12 @@ import { requireWallet } from "../middleware.ts";
 import {
   billedRoute,
   BILLING_NOTE,
+  BODY_REFUSED,
   ERROR_RESPONSES,
   errorResponseDoc,
   jsonOk,
   serve,
   textOk,
-  TOO_LARGE,
 } from "../openapi.ts";
 import { parseWith } from "../validation.ts";
 import { read } from "../../ledger/reads.ts";
@@ -77,7 +77,7 @@ const postKv = billedRoute({
     body: { content: { "text/plain": { schema: KvValue } } },
   },
   responses: {
-    ...TOO_LARGE,
+    ...BODY_REFUSED,
     ...textOk("`OK`"),
     ...ERROR_RESPONSES,
     ...preconditionFailed,

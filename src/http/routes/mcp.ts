@@ -7,7 +7,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { AppEnv } from "../env.ts";
 import { authenticate } from "../middleware.ts";
 import { readTextBody } from "../body.ts";
-import { billedRoute, ERROR_RESPONSES, errorResponseDoc } from "../openapi.ts";
+import { billedRoute, BODY_REFUSED, ERROR_RESPONSES, errorResponseDoc } from "../openapi.ts";
 import { mcpServerFor } from "../../mcp/server.ts";
 
 /** A JSON-RPC message or a batch of them: far above any valid tool call (a value is 1000 characters). */
@@ -75,6 +75,7 @@ const mcpRoute = billedRoute({
     400: jsonRpcErrorDoc("Not JSON, not JSON-RPC, or not UTF-8: a JSON-RPC error"),
     401: ERROR_RESPONSES[401],
     405: ERROR_RESPONSES[405],
+    408: BODY_REFUSED[408],
     406: jsonRpcErrorDoc("Accept must list application/json and text/event-stream: a JSON-RPC error"),
     413: errorResponseDoc(`Body over ${MAX_MCP_BODY_BYTES} bytes`),
     415: jsonRpcErrorDoc("Content-Type must be application/json: a JSON-RPC error"),

@@ -2,7 +2,7 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { errorResponse } from "../errors.ts";
-import { errorResponseDoc, publicRoute, textOk, TOO_LARGE } from "../openapi.ts";
+import { BODY_REFUSED, errorResponseDoc, publicRoute, textOk } from "../openapi.ts";
 import { parseWith } from "../validation.ts";
 import { readTextBody } from "../body.ts";
 import { verifyStripeSignature } from "../../payments/stripe_signature.ts";
@@ -41,7 +41,7 @@ const paymentWebhook = publicRoute({
     body: { content: { "application/json": { schema: CheckoutEvent } } },
   },
   responses: {
-    ...TOO_LARGE,
+    ...BODY_REFUSED,
     ...textOk("`OK` (also for a replayed or ignored event)"),
     400: errorResponseDoc("Bad or stale signature, malformed body, unknown token or tier"),
     503: errorResponseDoc("Payments are not configured"),

@@ -7,7 +7,15 @@ import { requireWallet } from "../middleware.ts";
 import { type LowBalanceWebhook, walletSettingsRead } from "../../../projections/wallet_settings.ts";
 import { read } from "../../ledger/reads.ts";
 import { changeSettings, settingsView } from "../../alerts/settings.ts";
-import { billedRoute, BILLING_NOTE, ERROR_RESPONSES, jsonOk, serve, textOk, TOO_LARGE } from "../openapi.ts";
+import {
+  billedRoute,
+  BILLING_NOTE,
+  BODY_REFUSED,
+  ERROR_RESPONSES,
+  jsonOk,
+  serve,
+  textOk,
+} from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
 import { Format, HeaderMap, OptionMap, Template, Url } from "../../webhooks/config/input.ts";
 import { checkMailbox } from "../../webhooks/config/rules.ts";
@@ -71,7 +79,7 @@ const putSettings = billedRoute({
   middleware: [requireWallet, billing(SETTINGS)] as const,
   request: { body: documentedJson(SettingsInput, "The whole configuration") },
   responses: {
-    ...TOO_LARGE,
+    ...BODY_REFUSED,
     ...textOk("`OK`"),
     ...ERROR_RESPONSES,
   },

@@ -11,6 +11,7 @@ import { callLogPage, rechargeLink, walletInfo } from "../../wallets/commands.ts
 import {
   billedRoute,
   BILLING_NOTE,
+  BODY_REFUSED,
   ERROR_RESPONSES,
   errorResponseDoc,
   jsonOk,
@@ -18,7 +19,6 @@ import {
   RETRY_AFTER_HEADER,
   serve,
   textOk,
-  TOO_LARGE,
 } from "../openapi.ts";
 import { parseWith } from "../validation.ts";
 import { readTextBody } from "../body.ts";
@@ -83,7 +83,7 @@ const createToken = publicRoute({
     },
   },
   responses: {
-    ...TOO_LARGE,
+    ...BODY_REFUSED,
     ...textOk("The new token"),
     400: errorResponseDoc("Missing or invalid form field `token`"),
     405: ERROR_RESPONSES[405],

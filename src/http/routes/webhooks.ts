@@ -36,12 +36,12 @@ import { sendTestDelivery, TestResult } from "../../webhooks/test_delivery.ts";
 import {
   billedRoute,
   BILLING_NOTE,
+  BODY_REFUSED,
   ERROR_RESPONSES,
   errorResponseDoc,
   jsonOk,
   serve,
   textOk,
-  TOO_LARGE,
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
 import type { Parsed } from "../validation.ts";
@@ -59,7 +59,7 @@ const createWebhookRoute = billedRoute({
   middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: { body: documentedJson(CreateWebhookInput, "The configuration") },
   responses: {
-    ...TOO_LARGE,
+    ...BODY_REFUSED,
     ...jsonOk("The webhook, with its signing secret when created", WebhookView),
     ...ERROR_RESPONSES,
     409: errorResponseDoc('`Webhook "<id>" already exists`'),
@@ -126,7 +126,7 @@ const putRoute = billedRoute({
     body: documentedJson(ReplaceWebhookInput, "The whole configuration; the path names the webhook"),
   },
   responses: {
-    ...TOO_LARGE,
+    ...BODY_REFUSED,
     ...jsonOk("The webhook", WebhookView),
     ...ERROR_RESPONSES,
     ...notFound,
@@ -148,7 +148,7 @@ const patchRoute = billedRoute({
     ),
   },
   responses: {
-    ...TOO_LARGE,
+    ...BODY_REFUSED,
     ...jsonOk("The webhook", WebhookView),
     ...ERROR_RESPONSES,
     ...notFound,
