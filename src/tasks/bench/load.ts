@@ -1,6 +1,6 @@
 // The loads: wrk against the service (a random funded wallet per request, from a Lua script) and
 // pgbench against the same work done one transaction per call; each run with the CPU time the
-// service and the cluster spent on it.
+// service, the cluster, the load generator and the whole machine spent on it.
 import {
   clusterCpuSeconds,
   machineCpuSeconds,
