@@ -52,26 +52,28 @@ export function firstDay(now: Date, days: number): string {
   return utcDay(new Date(now.getTime() - (days - 1) * DAY_MS));
 }
 
-/** The events usage counts; the others are not calls. */
-const COUNTED = new Set<StoredEvent["type"]>(["CallBilled", "DeliveryAttempted", "CreditsPurchased"]);
-
 /**
  * What one event adds to its day's usage, or null when it is not a call. Credits are what the call
  * was charged: a delivery attempt moves none (its email or run was charged), nor does a payment.
+ * The day is worked out only for the events that count.
  */
 export function usageOf(event: StoredEvent): UsageRow | null {
-  if (!COUNTED.has(event.type)) return null;
-  const base = { wallet_id: event.walletId, day: utcDay(event.recordedAt), calls: 1 };
+  const counted = countedOf(event);
+  if (!counted) return null;
+  return { wallet_id: event.walletId, day: utcDay(event.recordedAt), calls: 1, ...counted };
+}
+
+function countedOf(event: StoredEvent): Pick<UsageRow, "type" | "credits" | "errors"> | null {
   switch (event.type) {
     case "CallBilled": {
       // Scheduled runs are billed as CRON calls and logged with the deliveries.
       const type = event.data.method === "CRON" ? "scheduled" : event.data.endpoint;
-      return { ...base, type, credits: event.data.cost, errors: event.data.status >= 400 ? 1 : 0 };
+      return { type, credits: event.data.cost, errors: event.data.status >= 400 ? 1 : 0 };
     }
     case "DeliveryAttempted":
-      return { ...base, type: "webhook-delivery", credits: 0, errors: event.data.ok ? 0 : 1 };
+      return { type: "webhook-delivery", credits: 0, errors: event.data.ok ? 0 : 1 };
     case "CreditsPurchased":
-      return { ...base, type: "payment", credits: 0, errors: 0 };
+      return { type: "payment", credits: 0, errors: 0 };
     default:
       return null;
   }
