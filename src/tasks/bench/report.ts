@@ -54,9 +54,12 @@ function sideOf(rounds: Round[], side: Side) {
 }
 
 /** What the targets leave of the machine's CPU per call, next to what a call costs and HTTP alone. */
-function budgetLines(load: LoadFigures, json: Json): string[] {
+function budgetLines(
+  floor: RunResult,
+  sides: Record<"get" | "post", ReturnType<typeof sideOf>>,
+  json: Json,
+): string[] {
   const targets = { get: 2.0, post: 1.5 };
-  const floor = load.floor;
   const budget: Json = {
     floor: {
       machineCpuUs: floor.machineCpuUs,
@@ -69,7 +72,7 @@ function budgetLines(load: LoadFigures, json: Json): string[] {
     `target only if the call costs the machine at most the ceiling's cost divided by the target):`,
   ];
   for (const side of ["get", "post"] as const) {
-    const s = sideOf(load.rounds, side);
+    const s = sides[side];
     const allowed = round(s.ceilingMachineCpuUs / targets[side]);
     budget[side] = { target: targets[side], allowedMachineCpuUs: allowed, machineCpuUs: s.machineCpuUs };
     lines.push(
@@ -104,8 +107,9 @@ type Json = Record<string, unknown>;
 
 function loadLines(load: LoadFigures, wallets: number, json: Json): string[] {
   const lines: string[] = [];
+  const sides = { get: sideOf(load.rounds, "get"), post: sideOf(load.rounds, "post") };
   for (const side of ["get", "post"] as const) {
-    const s = sideOf(load.rounds, side);
+    const s = sides[side];
     lines.push(
       `${side.toUpperCase()} /kv on ${wallets} random wallets: ratio ${s.ratio} (median; rounds ` +
         `${s.roundRatios.join(", ")}), ${fmt(s.rps)} req/s vs pgbench ${fmt(s.ceilingTps)} tps; ` +
@@ -114,7 +118,7 @@ function loadLines(load: LoadFigures, wallets: number, json: Json): string[] {
     );
     json[side] = s;
   }
-  lines.push(...budgetLines(load, json));
+  lines.push(...budgetLines(load.floor, sides, json));
   if (load.rounds[0]?.baselineGet) {
     const [get, post] = [sideOf(load.rounds, "baselineGet"), sideOf(load.rounds, "baselinePost")];
     lines.push(

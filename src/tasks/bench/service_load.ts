@@ -245,7 +245,7 @@ export async function serviceLoad(cluster: BenchCluster, options: LoadOptions): 
         floor = await wrkRun(
           {
             url: targets.serviceUrl,
-            tokensFile: files[0],
+            tokensFile: targets.tokens,
             method: "GET",
             seconds: options.seconds,
             path: "/healthz",
