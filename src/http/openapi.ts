@@ -191,9 +191,8 @@ export function billedRoute<R extends RouteConfig>(config: R, billed = true): De
   const headersOf = replayable ? replayableHeaders : billed ? billingHeaders : () => REQUEST_ID;
   const responses = withHeaders(config.responses, headersOf);
   const request = replayable ? withIdempotencyKey(config.request) : config.request;
-  return createRoute({ ...config, request, security: config.security ?? TOKEN_AUTH, responses }) as Declared<
-    R
-  >;
+  const security = config.security ?? TOKEN_AUTH;
+  return createRoute({ ...config, request, security, responses }) as Declared<R>;
 }
 
 export type RouteContext<R extends RouteConfig> = Parameters<RouteHandler<R, AppEnv>>[0];
