@@ -1,4 +1,6 @@
-// Remembered answers of calls made with an Idempotency-Key, for 24 hours (CONTRACT section 1).
+// Remembered answers of calls made with an Idempotency-Key, for 24 hours (CONTRACT section 1), one
+// per caller: the wallet token's (key_id "") and each scoped key's are kept apart, so no caller's
+// key ever meets another's answer.
 import type { Queryable } from "../src/db/connect.ts";
 import { type Projection, rowRead } from "./projection.ts";
 
@@ -6,6 +8,8 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
 export interface IdempotentReplyRow {
   wallet_id: string;
+  /** The scoped key that made the call; "": the wallet token. */
+  key_id: string;
   key: string;
   fingerprint: string;
   status: number;
@@ -20,6 +24,7 @@ export const idempotentRepliesProjection: Projection<IdempotentReplyRow> = {
   table: "idempotent_replies",
   columns: [
     "wallet_id",
+    "key_id",
     "key",
     "fingerprint",
     "status",
@@ -29,16 +34,17 @@ export const idempotentRepliesProjection: Projection<IdempotentReplyRow> = {
     "balance",
     "expires_at",
   ],
-  keyColumns: ["wallet_id", "key"],
+  keyColumns: ["wallet_id", "key_id", "key"],
   keyOf: (event) =>
     event.type === "CallBilled" && event.data.idempotency
-      ? JSON.stringify([event.walletId, event.data.idempotency.key])
+      ? replyId({ walletId: event.walletId, keyId: event.data.keyId, key: event.data.idempotency.key })
       : null,
   evolve(_row, event) {
     if (event.type !== "CallBilled" || !event.data.idempotency) return undefined;
     const reply = event.data.idempotency;
     return {
       wallet_id: event.walletId,
+      key_id: event.data.keyId ?? "",
       key: reply.key,
       fingerprint: reply.fingerprint,
       status: reply.status,
@@ -49,32 +55,47 @@ export const idempotentRepliesProjection: Projection<IdempotentReplyRow> = {
       expires_at: new Date(event.recordedAt.getTime() + IDEMPOTENCY_WINDOW_MS),
     };
   },
-  keyRow: (event) => ({
-    wallet_id: event.walletId,
-    key: (event.data as { idempotency: { key: string } }).idempotency.key,
-  }),
+  keyRow: (event) => {
+    const data = event.data as { idempotency: { key: string }; keyId?: string };
+    return { wallet_id: event.walletId, key_id: data.keyId ?? "", key: data.idempotency.key };
+  },
   readsPrevious: false,
   liveFilter: "expires_at > now()",
 };
 
-/** The live reply kept for an Idempotency-Key, as a ledger read (the ledger declares it itself). */
-export const idempotentReplyRead = rowRead<{ walletId: string; key: string }, IdempotentReplyRow>(
+/** Whose Idempotency-Key: the wallet's, and the scoped key that sent it (absent: the token). */
+export interface ReplyOwner {
+  walletId: string;
+  keyId?: string;
+  key: string;
+}
+
+function replyId({ walletId, keyId, key }: ReplyOwner): string {
+  return JSON.stringify([walletId, keyId ?? "", key]);
+}
+
+/** The live reply kept for a caller's Idempotency-Key, as a ledger read (the ledger declares it itself). */
+export const idempotentReplyRead = rowRead<ReplyOwner, IdempotentReplyRow>(
   idempotentRepliesProjection,
   {
     name: "idempotent reply",
-    id: ({ walletId, key }) => JSON.stringify([walletId, key]),
+    id: replyId,
     async load(sql, keys, now) {
       const rows = await sql<IdempotentReplyRow[]>`
         select r.* from unnest(${keys.map((k) => k.walletId)}::text[], ${
-        keys.map((k) => k.key)
-      }::text[]) as x(w, k)
+        keys.map((k) => k.keyId ?? "")
+      }::text[],
+                               ${keys.map((k) => k.key)}::text[]) as x(w, i, k)
         cross join lateral (select * from idempotent_replies e
-                            where e.wallet_id = x.w and e.key = x.k and e.expires_at > ${now}) r`;
-      return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.key]), row]));
+                            where e.wallet_id = x.w and e.key_id = x.i and e.key = x.k and e.expires_at > ${now}) r`;
+      return new Map(
+        rows.map((row) => [replyId({ walletId: row.wallet_id, keyId: row.key_id, key: row.key }), row]),
+      );
     },
   },
 );
 
+/** The wallet token's live reply for an Idempotency-Key. */
 export async function findIdempotentReply(
   sql: Queryable,
   walletId: string,
@@ -82,7 +103,8 @@ export async function findIdempotentReply(
   now: Date,
 ): Promise<IdempotentReplyRow | undefined> {
   const [row] = await sql<IdempotentReplyRow[]>`
-    select * from idempotent_replies where wallet_id = ${walletId} and key = ${key} and expires_at > ${now}`;
+    select * from idempotent_replies
+    where wallet_id = ${walletId} and key_id = '' and key = ${key} and expires_at > ${now}`;
   return row;
 }
 

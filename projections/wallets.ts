@@ -20,6 +20,12 @@ export interface WalletRow {
   /** Where alerts go: the settings name a webhook, an email address, or both. */
   alert_webhook: boolean;
   alert_email: boolean;
+  /** The wallet's free calls (they charged 0) in the UTC minute `free_minute` (minutes since the epoch). */
+  free_minute: number;
+  free_minute_calls: number;
+  /** ... and in the UTC day `free_day` (days since the epoch). */
+  free_day: number;
+  free_day_calls: number;
 }
 
 const COLUMNS = [
@@ -33,6 +39,10 @@ const COLUMNS = [
   "low_balance_alerted",
   "alert_webhook",
   "alert_email",
+  "free_minute",
+  "free_minute_calls",
+  "free_day",
+  "free_day_calls",
 ] as const;
 
 /**
@@ -40,6 +50,39 @@ const COLUMNS = [
  * Emails and scheduled runs are billed to the wallet but nobody used the token for them.
  */
 const USED_BY_TOKEN = new Set(["kv", "token", "webhook"]);
+
+/**
+ * The allowance of free calls: calls made with the token or a key that charge nothing (free routes,
+ * 402s, a key's refusals, the views' 429s) each write an event for nothing, so a wallet may make at
+ * most so many a minute and a day. Past it the call is answered 429 and writes nothing.
+ */
+export const FREE_CALLS_PER_MINUTE = 60;
+export const FREE_CALLS_PER_DAY = 600;
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+
+/** Whole seconds until the wallet may make one more free call; 0 when it may now. */
+export function freeCallWait(wallet: WalletRow, now: Date): number {
+  const at = now.getTime();
+  const minute = Math.floor(at / MINUTE_MS);
+  const day = Math.floor(at / DAY_MS);
+  let until = 0;
+  if (wallet.free_day === day && wallet.free_day_calls >= FREE_CALLS_PER_DAY) until = (day + 1) * DAY_MS;
+  else if (wallet.free_minute === minute && wallet.free_minute_calls >= FREE_CALLS_PER_MINUTE) {
+    until = (minute + 1) * MINUTE_MS;
+  }
+  return until === 0 ? 0 : Math.max(1, Math.ceil((until - at) / 1000));
+}
+
+/** Counts a free call into the wallet's minute and day. */
+function countFreeCall(row: WalletRow, at: Date): void {
+  const minute = Math.floor(at.getTime() / MINUTE_MS);
+  const day = Math.floor(at.getTime() / DAY_MS);
+  row.free_minute_calls = row.free_minute === minute ? row.free_minute_calls + 1 : 1;
+  row.free_minute = minute;
+  row.free_day_calls = row.free_day === day ? row.free_day_calls + 1 : 1;
+  row.free_day = day;
+}
 
 export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): WalletRow | undefined {
   if (event.type === "WalletOpened") {
@@ -54,6 +97,10 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
       low_balance_alerted: false,
       alert_webhook: false,
       alert_email: false,
+      free_minute: 0,
+      free_minute_calls: 0,
+      free_day: 0,
+      free_day_calls: 0,
     };
   }
   if (!row) return undefined;
@@ -71,6 +118,7 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
   }
   if (event.type === "CallBilled" && USED_BY_TOKEN.has(event.data.endpoint)) {
     next.last_used_at = event.recordedAt;
+    if (event.data.cost === 0) countFreeCall(next, event.recordedAt);
   }
   if (event.type === "WalletDeactivated") next.deactivated_at = event.recordedAt;
   if (event.type === "LowBalanceSettingsChanged") {

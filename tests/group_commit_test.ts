@@ -13,6 +13,7 @@ import { readValue } from "../src/kv/commands.ts";
 import { auditOf, startService } from "./helpers/service.ts";
 import { newToken, walletClient } from "./helpers/client.ts";
 import { buyCredits, TEST_PAYMENT_SECRET } from "./helpers/credits.ts";
+import { CallerThrottledError, FAULTS_BEFORE_THROTTLE } from "../src/ledger/fault_throttle.ts";
 
 const test = (name: string, fn: (t: Deno.TestContext) => Promise<void>) =>
   Deno.test({ name, sanitizeOps: false, sanitizeResources: false, fn });
@@ -145,6 +146,107 @@ test("a fault injected into a batch fails only its own command", async () => {
       97,
     );
     assert.deepEqual((await auditLedger(svc.db.sql)).mismatches, []);
+  } finally {
+    await svc.close();
+  }
+});
+
+test("an unstorable string fails its command alone; the neighbours commit in the same transaction", async () => {
+  const sizes: number[] = [];
+  const svc = await inProcessService({}, { maxInFlight: 1, onBatch: (size) => sizes.push(size) });
+  try {
+    const [one, two] = await Promise.all(
+      [svc.newToken(), svc.newToken()].map(async (t) => sha256Hex(await t)),
+    );
+    const blocker = svc.ledger.runBilled(write(one, "blocker"));
+    const poisoned = (value: string) =>
+      command(two, () =>
+        answer(textReply(200, "OK"), {
+          events: [
+            newEvent("KvWritten", { bucket: "b", key: "p", value, expiresAt: "2099-01-01T00:00:00.000Z" }),
+          ],
+        }));
+    const batch = Promise.allSettled([
+      svc.ledger.runBilled(write(one, "a")),
+      svc.ledger.runBilled(poisoned("nul \u0000 inside")),
+      svc.ledger.runBilled(write(two, "b")),
+      svc.ledger.runBilled(poisoned("lone \ud800 surrogate")),
+      svc.ledger.runBilled(write(one, "c")),
+    ]);
+    await blocker;
+    const outcomes = await batch;
+    assert.deepEqual(outcomes.map((o) => o.status), [
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+    ]);
+    assert.match(String((outcomes[1] as PromiseRejectedResult).reason), /cannot store, at KvWritten.*value/);
+    assert.deepEqual(sizes, [1, 5], "one transaction for the five, none retried");
+    assert.equal(await readKv(svc.db.sql, two, "b", "p", new Date()), undefined);
+    assert.equal(await readKv(svc.db.sql, two, "b", "b", new Date()), "b");
+    const balances = await svc.db
+      .sql`select wallet_id, balance from wallets where wallet_id in (${one}, ${two})`;
+    assert.deepEqual(
+      Object.fromEntries(balances.map((r) => [r.wallet_id, r.balance])),
+      { [one]: 97, [two]: 99 },
+      "the failed commands charged nothing",
+    );
+    assert.deepEqual((await auditLedger(svc.db.sql)).mismatches, []);
+  } finally {
+    await svc.close();
+  }
+});
+
+test("a command the database refuses costs its neighbours a few transactions, never one each", async () => {
+  const sizes: number[] = [];
+  const svc = await inProcessService({}, { maxInFlight: 1, onBatch: (size) => sizes.push(size) });
+  try {
+    const walletId = await sha256Hex(await svc.newToken());
+    // An outbox row without its columns: only the database finds out, when the batch is written.
+    const refused = command(walletId, () => ({
+      ...answer(textReply(200, "OK")),
+      effects: [{ type: "queueDelivery", delivery: { walletId } } as never],
+    }));
+    const blocker = svc.ledger.runBilled(write(walletId, "blocker"));
+    const calls = Array.from({ length: 16 }, (_, i) => i === 9 ? refused : write(walletId, `k${i}`));
+    const batch = Promise.allSettled(calls.map((c) => svc.ledger.runBilled(c)));
+    await blocker;
+    const outcomes = await batch;
+    assert.deepEqual(outcomes.map((o) => o.status === "fulfilled"), calls.map((c) => c !== refused));
+    // Halves: the first 8 commit; of the rest, the refused one's quarter is halved down to it.
+    assert.deepEqual(sizes, [1, 8, 1, 2, 4], "6 transactions where one by one took 17");
+    assert.equal(
+      (await svc.db.sql`select balance from wallets where wallet_id = ${walletId}`)[0].balance,
+      84,
+    );
+  } finally {
+    await svc.close();
+  }
+});
+
+test("a caller whose calls keep faulting is refused for a while; mail and runs are not", async () => {
+  const svc = await inProcessService();
+  try {
+    const walletId = await sha256Hex(await svc.newToken());
+    const byCaller = (c: BilledCommand<Reply, ReadSet>) => ({
+      ...c,
+      throttled: () => textReply(429, "Too Many"),
+    });
+    const faulty = command(walletId, () => {
+      throw new Error("injected fault");
+    });
+    for (let i = 0; i < FAULTS_BEFORE_THROTTLE; i++) {
+      await assert.rejects(svc.ledger.runBilled(byCaller(faulty)), /injected fault/);
+    }
+    const refused = await svc.ledger.runBilled(byCaller(write(walletId, "x"))).catch((e) => e);
+    assert.ok(refused instanceof CallerThrottledError, String(refused));
+    assert.ok(refused.retryAfterSeconds >= 1 && refused.retryAfterSeconds <= 60);
+    const mail = answered(await svc.ledger.runBilled(write(walletId, "y")));
+    assert.equal(mail.outcome.status, 200, "a command not held to the caller's throttle still runs");
+    const other = await sha256Hex(await svc.newToken());
+    assert.equal(answered(await svc.ledger.runBilled(byCaller(write(other, "z")))).outcome.status, 200);
   } finally {
     await svc.close();
   }

@@ -212,3 +212,32 @@ Deno.test("when revoked, then KeyRevoked once; an unknown key is 404", () => {
   assert.deepEqual([again.call().outcome.body, again.events()], ["OK", []]);
   assert.equal(decideBilled(opened, revoke("key9")).call().outcome.status, 404);
 });
+
+/** The command with an Idempotency-Key whose mismatch is the charged 422. */
+const withKey = (command: BilledCommand<Reply, any>) => ({
+  ...command,
+  idempotency: {
+    key: "k",
+    fingerprint: "f",
+    keep: (reply: Reply) => reply,
+    replay: (kept: Reply) => kept,
+    mismatch: () => failure(422, 'Idempotency-Key "k" was already used for a different request'),
+  },
+});
+
+Deno.test("given a key at its cap, when it reuses an Idempotency-Key for another request, then 402, free", () => {
+  const given = [...opened, keyMade("key1", { scope: "write", spendCap: 1 }), keyCall("key1", 1, 99)];
+  const call = decideBilled(given, withKey(setBy("key1")), { kept: "other" }).call();
+  assert.deepEqual([call.outcome.status, call.charge], [402, 0]);
+});
+
+Deno.test("given a read key, when it reuses an Idempotency-Key for a write, then 403 before the mismatch", () => {
+  const call = decideBilled([...opened, keyMade("key1")], withKey(setBy("key1")), { kept: "other" }).call();
+  assert.equal(call.outcome.status, 403);
+});
+
+Deno.test("given a revoked key with a kept answer, when it retries, then 401 and no replay", () => {
+  const given = [...opened, keyMade("key1", { scope: "write" }), newEvent("KeyRevoked", { keyId: "key1" })];
+  const when = decideBilled(given, withKey(setBy("key1")), { kept: "same" });
+  assert.deepEqual([when.decision.outcome.status, when.decision.log], [401, undefined]);
+});

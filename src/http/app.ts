@@ -3,6 +3,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import { LedgerBusyError } from "../ledger/ledger.ts";
+import { CallerThrottledError } from "../ledger/fault_throttle.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { errorResponse, HttpError } from "./errors.ts";
 import { accessLog, provideServices } from "./middleware.ts";
@@ -86,11 +87,16 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
     if (error instanceof LedgerBusyError) {
       return errorResponse(c, 503, "Service busy, retry shortly", { "retry-after": "1" });
     }
+    if (error instanceof CallerThrottledError) {
+      return errorResponse(c, 429, error.message, { "retry-after": String(error.retryAfterSeconds) });
+    }
     // The database is out: not a fault of ours, and the client can retry.
     const unavailable = unavailableResponse(c, error);
     if (unavailable) return unavailable;
-    // The stack goes to the log, never to the client.
+    // The stack goes to the log, never to the client; a wallet whose calls keep faulting is slowed.
     log("error", "request failed", { requestId: c.get("requestId"), error: String(error?.stack ?? error) });
+    const walletId = c.get("walletId");
+    if (walletId) services.ledger.recordFault(walletId);
     return errorResponse(c, 500, `Internal Server Error (request ${c.get("requestId")})`);
   });
   return app;

@@ -6,7 +6,8 @@ import { INSUFFICIENT_CREDITS, type LedgerResult } from "../ledger/command.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { ReadSet } from "../ledger/reads.ts";
 import { commandOfKey, isKeyRefusal, type KeyAccess } from "../keys/gate.ts";
-import { failure, type Reply } from "./reply.ts";
+import { failure, type Reply, textReply } from "./reply.ts";
+import { TOO_MANY_REQUESTS } from "../wallets/view_limit.ts";
 import { activeWallets, knownKeys } from "./wallet_cache.ts";
 
 /** Who makes a call: a wallet, through its token or through one of its scoped keys. */
@@ -27,6 +28,11 @@ export interface CallSpec<R extends ReadSet> {
 
 const refuseUnpaid = () => failure(402, INSUFFICIENT_CREDITS);
 
+/** Past the wallet's allowance of free calls: 429, and nothing is written. */
+function tooManyFreeCalls(waitSeconds: number): Reply {
+  return { ...textReply(429, TOO_MANY_REQUESTS), headers: { "retry-after": String(waitSeconds) } };
+}
+
 export function billedCommand<R extends ReadSet>(
   caller: Caller,
   spec: CallSpec<R>,
@@ -39,6 +45,7 @@ export function billedCommand<R extends ReadSet>(
     reads: spec.reads,
     decide: spec.decide,
     unpaid: refuseUnpaid,
+    throttled: tooManyFreeCalls,
   };
   if (!caller.key) return command as unknown as BilledCommand<Reply, ReadSet>;
   return commandOfKey(command, { keyId: caller.key.keyId, access: spec.access }) as unknown as BilledCommand<

@@ -1,7 +1,8 @@
 // What a scoped key may do, decided under the wallet's lock: every command a key makes reads the
 // key's row with the batch's other reads, so a revocation, the expiry and the spend cap hold at
-// once on every instance, whatever the callers' caches remember. Pure.
-import type { BilledCommand, CallDecision, DecideState, Decision } from "../ledger/command.ts";
+// once on every instance, whatever the callers' caches remember. The ledger runs the key's gate
+// before anything is charged or replayed, so no sequence of calls takes a key past its cap. Pure.
+import type { BilledCommand, CallDecision, CallGate, DecideState, NoCall } from "../ledger/command.ts";
 import { type Read, read, type ReadSet } from "../ledger/reads.ts";
 import { type KeyScope, scopedKeyRead, type ScopedKeyRow } from "../../projections/scoped_keys.ts";
 import { failure, type Reply, textReply } from "../http/reply.ts";
@@ -19,8 +20,8 @@ export const KEYS_NOT_ALLOWED =
   "Forbidden: a scoped key may call only the key-value routes and /mcp; this route needs the wallet token";
 
 /** The answers of a key that no longer authenticates: no call happened, nothing is charged or logged. */
-const REVOKED: Decision<Reply> = { outcome: textReply(401, KEY_REVOKED) };
-const EXPIRED: Decision<Reply> = { outcome: textReply(401, KEY_EXPIRED) };
+const REVOKED: NoCall<Reply> = { outcome: textReply(401, KEY_REVOKED) };
+const EXPIRED: NoCall<Reply> = { outcome: textReply(401, KEY_EXPIRED) };
 
 /** Whether a reply is the gate's 401: the caller answers it without billing headers. */
 export function isKeyRefusal(reply: Reply): boolean {
@@ -28,7 +29,7 @@ export function isKeyRefusal(reply: Reply): boolean {
 }
 
 /** The 401 of a key that is gone (revoked, swept) or past its expiry, or undefined. */
-export function keyUnauthorized(key: ScopedKeyRow | undefined, now: Date): Decision<Reply> | undefined {
+export function keyUnauthorized(key: ScopedKeyRow | undefined, now: Date): NoCall<Reply> | undefined {
   if (!key || key.revoked_at) return REVOKED;
   if (key.expires_at && key.expires_at.getTime() <= now.getTime()) return EXPIRED;
   return undefined;
@@ -55,32 +56,30 @@ function pastCap(key: ScopedKeyRow, charge: number): boolean {
 /** A 402 that charges nothing, like every 402 (CONTRACT section 2), logged against the key. */
 const capReached = (): CallDecision<Reply> => ({ ...failure(402, SPEND_CAP_REACHED), charge: 0 });
 
-/**
- * What a key's call is decided by, in order: 401 when revoked or expired; 402 when its price would
- * pass the spend cap; 403 when the scope or buckets do not cover it (charged like other bad input
- * after authentication); else the call's own decision, still refused with 402 if what it charges
- * passes the cap.
- */
-export function decideForKey(
-  key: ScopedKeyRow | undefined,
-  call: { access: KeyAccess | undefined; price: number; now: Date },
-  decide: () => Decision<Reply>,
-): Decision<Reply> {
-  const gone = keyUnauthorized(key, call.now);
-  if (gone || !key) return gone ?? REVOKED;
-  if (pastCap(key, call.price)) return capReached();
-  const forbidden = keyForbids(key, call.access);
-  if (forbidden) return failure(403, forbidden);
-  const decision = decide();
-  if (decision.log && pastCap(key, decision.charge ?? call.price)) return capReached();
-  return decision;
-}
-
 type KeyRead = { scopedKey: Read<ScopedKeyRow> };
 
 /**
+ * A key's rules as the ledger applies them, before anything is charged or replayed (see
+ * chooseDecision): 401 when revoked or expired (no call); 402 when a charge would pass the spend
+ * cap; 403 when the scope or buckets do not cover the call (charged like other bad input after
+ * authentication, within the cap like any charge).
+ */
+export function keyGate<R extends ReadSet>(access: KeyAccess | undefined): CallGate<Reply, R & KeyRead> {
+  const keyOf = (state: DecideState<R & KeyRead>) => state.reads.scopedKey as ScopedKeyRow | undefined;
+  return {
+    unauthorized: (state) => keyUnauthorized(keyOf(state), state.now),
+    forbidden: (state) => {
+      const forbidden = keyForbids(keyOf(state)!, access);
+      return forbidden ? failure(403, forbidden) : undefined;
+    },
+    overSpend: (state, charge) => pastCap(keyOf(state)!, charge) ? capReached() : undefined,
+  };
+}
+
+/**
  * The command a key makes: the same command with the key's row among its reads, the key in its
- * call log, and its decisions passed through the gate. The wallet pays as for the token.
+ * call log (and so in its Idempotency-Key's owner), and the key's gate. The wallet pays as for the
+ * token.
  */
 export function commandOfKey<R extends ReadSet>(
   command: BilledCommand<Reply, R>,
@@ -90,18 +89,10 @@ export function commandOfKey<R extends ReadSet>(
     ...command.reads,
     scopedKey: read(scopedKeyRead, { walletId: command.walletId, keyId: key.keyId }),
   } as R & KeyRead;
-  const keyOf = (state: DecideState<R & KeyRead>) => state.reads.scopedKey as ScopedKeyRow | undefined;
   return {
     ...command,
     call: { ...command.call, keyId: key.keyId },
     reads,
-    decide: (state) =>
-      decideForKey(
-        keyOf(state),
-        { access: key.access, price: command.price, now: state.now },
-        () => command.decide(state),
-      ),
-    // Below the price, a key that no longer authenticates still gets its 401, not a 402.
-    unpaid: (state) => keyUnauthorized(keyOf(state), state.now) ?? command.unpaid(state),
-  };
+    gate: keyGate<R>(key.access),
+  } as BilledCommand<Reply, R & KeyRead>;
 }

@@ -79,6 +79,19 @@ export interface Idempotency<O> {
   mismatch(): CallDecision<O>;
 }
 
+/**
+ * What the caller's credentials allow (a scoped key's rules), checked around the call's own
+ * decision and before anything is charged or replayed; see chooseDecision for the order. Pure.
+ */
+export interface CallGate<O, R extends ReadSet = ReadSet> {
+  /** First of all, before a kept answer: the answer when the caller may not call at all. */
+  unauthorized(state: DecideState<R>): NoCall<O> | undefined;
+  /** Instead of the command's decision when the caller may not make this call. */
+  forbidden(state: DecideState<R>): CallDecision<O> | undefined;
+  /** The decision, charging nothing, when charging `charge` would be more than the caller may spend. */
+  overSpend(state: DecideState<R>, charge: number): CallDecision<O> | undefined;
+}
+
 export interface BilledCommand<O, R extends ReadSet = ReadSet> {
   walletId: string;
   /** What the call costs; with a lower balance `unpaid` decides instead of `decide`. */
@@ -86,9 +99,16 @@ export interface BilledCommand<O, R extends ReadSet = ReadSet> {
   call: CallMeta;
   idempotency?: Idempotency<O>;
   reads?: R;
+  /** The caller's own rules (a scoped key's); absent: the wallet's token, which may do anything. */
+  gate?: CallGate<O, R>;
   decide(state: DecideState<R>): Decision<O>;
   /** The decision when the balance is below the price: it charges nothing. */
   unpaid(state: DecideState<R>): Decision<O>;
+  /**
+   * The answer to a call that would charge nothing while its wallet is past its allowance of free
+   * calls: nothing is written. Absent: the command is not held to that allowance (mail, runs).
+   */
+  throttled?(waitSeconds: number): O;
 }
 
 /** Events appended to a wallet outside a billed call: payments, sweeps, delivery results. */

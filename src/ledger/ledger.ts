@@ -2,7 +2,8 @@
 // transaction is in flight wait and go together into the next one (group commit), each keeping its
 // own outcome, and none is answered before its commit. `appendUnbilled` appends events that move no
 // call through the queue (payments, sweeps, delivery results) in a transaction of its own. The
-// ledger names no feature: effects and debit rules are plugged in by the modules that own them.
+// ledger names no feature: effects and debit rules are plugged in by the modules that own them. A
+// command that faults fails alone, and a wallet whose calls keep faulting is refused for a while.
 import type { Sql } from "../db/connect.ts";
 import { lockWallet } from "../../projections/wallets.ts";
 import type { BilledCommand, DebitRule, LedgerResult, UnbilledCommand } from "./command.ts";
@@ -10,9 +11,10 @@ import type { Clock } from "../clock.ts";
 import { randomId } from "../ids.ts";
 import { BatchReads, type ReadSet } from "./reads.ts";
 import { type EffectAppliers, PendingWrites } from "./pending_writes.ts";
-import { type AnyBilledCommand, type BatchSetup, runBilledBatch } from "./run_batch.ts";
+import { type AnyBilledCommand, type BatchSetup, type CommandFault, runBilledBatch } from "./run_batch.ts";
+import { CallerThrottledError, FaultThrottle } from "./fault_throttle.ts";
 import { inTransaction } from "../db/transaction.ts";
-import { DatabaseUnavailableError } from "../db/faults.ts";
+import { DatabaseUnavailableError, isDatabaseUnavailable } from "../db/faults.ts";
 import { expireAfter, removeFrom, withDeadline } from "../db/deadline.ts";
 
 export interface Ledger {
@@ -20,6 +22,8 @@ export interface Ledger {
   runBilled<O, R extends ReadSet>(command: BilledCommand<O, R>): Promise<LedgerResult<O>>;
   /** Not queued, not billed: one transaction under the wallet's lock, answered after its commit. */
   appendUnbilled<O, R extends ReadSet>(command: UnbilledCommand<O, R>): Promise<O>;
+  /** A call of the wallet faulted outside the ledger (a route's fault): it counts towards the throttle. */
+  recordFault(walletId: string): void;
 }
 
 export interface LedgerOptions {
@@ -67,6 +71,7 @@ interface Context {
   clock: Clock;
   setup: BatchSetup;
   onBatch?: (size: number) => void;
+  faults: FaultThrottle;
 }
 
 export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}): Ledger {
@@ -78,6 +83,7 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
     sql,
     clock,
     onBatch,
+    faults: new FaultThrottle(),
     setup: {
       effects: options.effects ?? {},
       rules: options.rules ?? [],
@@ -102,6 +108,9 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
   return {
     runBilled<O, R extends ReadSet>(command: BilledCommand<O, R>) {
       if (queue.length >= maxQueue) return Promise.reject(new LedgerBusyError());
+      // Only a caller's own calls are slowed; the wallet's mail and runs are not the caller's to repeat.
+      const wait = command.throttled ? context.faults.waitSeconds(command.walletId) : 0;
+      if (wait > 0) return Promise.reject(new CallerThrottledError(wait));
       return new Promise<LedgerResult<O>>((resolve, reject) => {
         const waiting: Waiting = { command, resolve: resolve as Waiting["resolve"], reject };
         queue.push(waiting);
@@ -111,36 +120,50 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
       });
     },
     appendUnbilled: (command) => withDeadline(appendInTransaction(context, command), deadlineMs, "unknown"),
+    recordFault: (walletId) => context.faults.record(walletId),
   };
 }
 
 /**
- * One batch in one transaction. If a command's fault fails it as a whole, each call is retried
- * alone, so one bad command cannot fail the others. A database fault is not retried: the
+ * One batch in one transaction. A command that faults while it is decided and staged fails alone
+ * and the others commit together. If the transaction itself fails for a reason of the commands (not
+ * the database being out), the batch is split in two and each half tried again, so one bad command
+ * costs its neighbours a few transactions, never one each. A database fault is not retried: the
  * database is out, and a batch whose COMMIT was sent may have committed.
  */
-async function runBatch(context: Context, batch: Waiting[]) {
-  const { sql, clock, setup, onBatch } = context;
-  const attempt = async (commands: AnyBilledCommand[]) => {
-    const { results, writes } = await inTransaction(
+async function runBatch(context: Context, batch: Waiting[]): Promise<void> {
+  const { sql, clock, setup, onBatch, faults } = context;
+  const failed = (waiting: Waiting, error: unknown) => {
+    if (waiting.command.throttled && !isDatabaseFault(error)) faults.record(waiting.command.walletId);
+    waiting.reject(error);
+  };
+  let results: (LedgerResult<unknown> | CommandFault)[];
+  try {
+    const commands = batch.map((w) => w.command);
+    const { results: decided, writes } = await inTransaction(
       sql,
       (tx) => runBilledBatch(tx, commands, clock.now(), setup),
     );
     writes.committed();
     onBatch?.(commands.length);
-    return results;
-  };
-  try {
-    const results = await attempt(batch.map((w) => w.command));
-    batch.forEach((waiting, i) => waiting.resolve(results[i]));
+    results = decided;
   } catch (error) {
-    if (batch.length === 1 || error instanceof DatabaseUnavailableError) {
-      return batch.forEach((waiting) => waiting.reject(error));
+    if (batch.length === 1 || isDatabaseFault(error)) {
+      return batch.forEach((waiting) => failed(waiting, error));
     }
-    for (const waiting of batch) {
-      await attempt([waiting.command]).then(([r]) => waiting.resolve(r), waiting.reject);
-    }
+    const half = Math.ceil(batch.length / 2);
+    await runBatch(context, batch.slice(0, half));
+    return await runBatch(context, batch.slice(half));
   }
+  batch.forEach((waiting, i) => {
+    const result = results[i];
+    if (result.kind === "fault") failed(waiting, result.error);
+    else waiting.resolve(result);
+  });
+}
+
+function isDatabaseFault(error: unknown): boolean {
+  return error instanceof DatabaseUnavailableError || isDatabaseUnavailable(error);
 }
 
 /** An unbilled command in a transaction of its own, under the wallet's lock. */

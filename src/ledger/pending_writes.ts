@@ -55,9 +55,16 @@ export class PendingWrites {
     return next;
   }
 
-  addEffects(effects: Effect[] = []): void {
+  /** Throws for an effect no module applies, before anything of its command is staged. */
+  checkEffects(effects: Effect[] = []): void {
     for (const effect of effects) {
       if (!this.appliers[effect.type]) throw new Error(`No applier for effect "${effect.type}"`);
+    }
+  }
+
+  addEffects(effects: Effect[] = []): void {
+    this.checkEffects(effects);
+    for (const effect of effects) {
       const same = this.#effects.get(effect.type);
       if (same) same.push(effect);
       else this.#effects.set(effect.type, [effect]);

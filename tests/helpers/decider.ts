@@ -1,13 +1,14 @@
 // Given events / when command / then decision: the specification of a command's pure decision, in
 // the manner of Emmett's DeciderSpecification, with no database. The given events are folded into
 // the wallet row and into every read the command declares, with the same folds the ledger keeps
-// them current with; then the ledger's own choice of decision (unpaid, mismatch or decide) runs.
+// them current with; then the ledger's own choice of decision (the caller's gate, unpaid, mismatch or
+// decide) runs.
 import assert from "node:assert/strict";
 import type { NewEvent, StoredEvent } from "../../events/catalogue.ts";
 import { evolveWallet, type WalletRow } from "../../projections/wallets.ts";
 import type { BilledCommand, CallDecision, Decision, UnbilledCommand } from "../../src/ledger/command.ts";
 import type { ReadSet, ReadValues } from "../../src/ledger/reads.ts";
-import { chooseDecision } from "../../src/ledger/run_batch.ts";
+import { chooseDecision, type KeptState } from "../../src/ledger/run_batch.ts";
 
 export const WALLET = "a".repeat(64);
 export const NOW = new Date("2027-03-01T12:00:00.000Z");
@@ -66,7 +67,8 @@ function when<O>(decision: Decision<O>): When<O> {
 export function decideBilled<O, R extends ReadSet>(
   given: NewEvent[],
   command: BilledCommand<O, R>,
-  options: { overrides?: Partial<ReadValues<R>>; now?: Date; keyUsedElsewhere?: boolean } = {},
+  options: { overrides?: Partial<ReadValues<R>>; now?: Date; keyUsedElsewhere?: boolean; kept?: KeptState } =
+    {},
 ): When<O> {
   const stored = stream(given, command.walletId);
   const wallet = walletAfter(stored) ?? assert.fail("the given events open no wallet");
@@ -75,7 +77,9 @@ export function decideBilled<O, R extends ReadSet>(
     reads: foldReads(command.reads, stored, options.overrides),
     now: options.now ?? NOW,
   };
-  return when(chooseDecision(command, state, options.keyUsedElsewhere ?? false).decision);
+  const kept = options.kept ?? (options.keyUsedElsewhere ? "other" : "none");
+  const choice = chooseDecision(command, state, kept);
+  return when(choice.replay ? assert.fail("the kept answer is replayed") : choice.decision);
 }
 
 /** Decides an unbilled command after `given`. */
