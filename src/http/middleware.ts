@@ -10,6 +10,7 @@ import { isScopedKey } from "../keys/commands.ts";
 import { KEY_EXPIRED, KEY_REVOKED } from "../keys/gate.ts";
 import { log } from "../log.ts";
 import { withDeadline } from "../db/deadline.ts";
+import { clientNetwork } from "./client_network.ts";
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -95,4 +96,9 @@ export function clientIp(c: Context<AppEnv>): string {
     if (first) return first;
   }
   return c.env?.remoteAddr?.hostname ?? "unknown";
+}
+
+/** The client the per-client limits count: the address's network (client_network.ts). */
+export function clientNetworkOf(c: Context<AppEnv>): string {
+  return clientNetwork(clientIp(c), c.get("services").config.tokenIpv6Prefix);
 }
