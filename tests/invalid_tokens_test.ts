@@ -6,14 +6,9 @@
 // fault proxy that cuts Postgres, where a lookup is a 503 and an answer from memory is not.
 import assert from "node:assert/strict";
 import { call } from "./helpers/client.ts";
-import { embedded, freshDatabase, startService } from "./helpers/service.ts";
+import { embedded, startService } from "./helpers/service.ts";
 import { startFaultProxy } from "./helpers/fault_proxy.ts";
-import { openDatabase, type Sql } from "../src/db/connect.ts";
-import { migrate } from "../src/db/migrate.ts";
-import { createServiceLedger } from "../src/service_ledger.ts";
-import { systemClock } from "../src/clock.ts";
-import { databaseOptions, parseConfig } from "../src/config.ts";
-import { createApp } from "../src/http/app.ts";
+import { countedApp } from "./helpers/counted_app.ts";
 import { newToken, sha256Hex } from "../src/ids.ts";
 import { openWalletCommand } from "../src/wallets/open_wallet.ts";
 
@@ -28,65 +23,35 @@ function randomKey(): string {
   return `k_${newToken()}${newToken()}`.slice(0, 45);
 }
 
-/** `sql` that counts the queries made through it (tagged templates and unsafe). */
-function countingSql(sql: Sql): { sql: Sql; queries(): number } {
-  let queries = 0;
-  const counted = new Proxy(sql, {
-    apply(target, self, args) {
-      if (Array.isArray(args[0]) && "raw" in args[0]) queries++;
-      return Reflect.apply(target, self, args);
-    },
-  });
-  return { sql: counted, queries: () => queries };
-}
-
 Deno.test("a flood of invalid tokens makes a bounded number of lookups; valid tokens pass", async (t) => {
-  const database = await freshDatabase();
-  const config = parseConfig({
-    SMTP_PORT: "0",
-    TRUST_PROXY: "1",
-    LOG_REQUESTS: "0",
-    UNKNOWN_TOKEN_LOOKUPS_PER_MINUTE: String(BUDGET),
-    ...database.env,
-  });
-  if ("error" in config) throw new Error(config.error);
-  const db = await openDatabase(databaseOptions(config));
+  const app = await countedApp({ UNKNOWN_TOKEN_LOOKUPS_PER_MINUTE: String(BUDGET) });
   try {
-    await migrate(db.direct);
-    const ledger = createServiceLedger(db.sql, systemClock, { validateEvents: true });
-    const edge = countingSql(db.sql);
-    const app = createApp({ sql: edge.sql, ledger, clock: systemClock, config });
     const request = async (token: string, from: string) => {
-      const res = await app.fetch(
-        new Request("http://service/token", { headers: { "x-token": token, "x-forwarded-for": from } }),
-        { remoteAddr: { hostname: "127.0.0.1" } },
-      );
+      const res = await app.fetch("/token", { headers: { "x-token": token }, from });
       return { status: res.status, text: await res.text(), retryAfter: res.headers.get("retry-after") };
     };
     /** A wallet made without POST /token, so no cache of this process knows its token. */
     const unseenToken = async () => {
       const token = randomToken();
-      await ledger.appendUnbilled(openWalletCommand(await sha256Hex(token), token, `unseen-${token}`));
+      await app.ledger.appendUnbilled(openWalletCommand(await sha256Hex(token), token, `unseen-${token}`));
       return token;
     };
 
-    const created = await app.fetch(
-      new Request("http://service/token", {
-        method: "POST",
-        body: "token=new",
-        headers: { ...form, "x-forwarded-for": "198.51.100.1" },
-      }),
-      { remoteAddr: { hostname: "127.0.0.1" } },
-    );
+    const created = await app.fetch("/token", {
+      method: "POST",
+      body: "token=new",
+      headers: form,
+      from: "198.51.100.1",
+    });
     const valid = await created.text();
 
     await t.step("200 random tokens and keys from one client: at most its budget of lookups", async () => {
-      const before = edge.queries();
+      const before = app.queries();
       const answers = [];
       for (let i = 0; i < 200; i++) {
         answers.push(await request(i % 4 === 0 ? randomKey() : randomToken(), "2001:db8:66:1::1"));
       }
-      const lookups = edge.queries() - before;
+      const lookups = app.queries() - before;
       // One more lookup may fit per 60/BUDGET s while the flood runs: a generous bound on its time.
       assert.ok(lookups <= BUDGET + 2, `${lookups} lookups`);
       const unauthorized = answers.filter((a) => a.status === 401);
@@ -97,30 +62,30 @@ Deno.test("a flood of invalid tokens makes a bounded number of lookups; valid to
     });
 
     await t.step("the other addresses of the client's /64 share its budget", async () => {
-      const before = edge.queries();
+      const before = app.queries();
       const other = await request(randomToken(), "2001:db8:66:1:ffff::2");
       assert.equal(other.status, 429);
-      assert.equal(edge.queries(), before, "no lookup");
+      assert.equal(app.queries(), before, "no lookup");
     });
 
     await t.step("one invalid token repeated is looked up once", async () => {
-      const before = edge.queries();
+      const before = app.queries();
       const token = randomToken();
       for (let i = 0; i < 50; i++) {
         const answer = await request(token, `203.0.113.${(i % 5) + 1}`);
         assert.deepEqual([answer.status, answer.text], [401, "Unauthorized"]);
       }
-      assert.equal(edge.queries() - before, 1);
+      assert.equal(app.queries() - before, 1);
     });
 
     await t.step("valid tokens are never refused, nor spend the budget", async () => {
       assert.equal((await request(valid, "2001:db8:66:1::1")).status, 200, "from the flooding client");
-      const before = edge.queries();
+      const before = app.queries();
       for (let i = 0; i < BUDGET + 5; i++) {
         const answer = await request(await unseenToken(), "198.51.100.77");
         assert.equal(answer.status, 200, `unseen valid token ${i}: ${answer.text}`);
       }
-      assert.equal(edge.queries() - before, BUDGET + 5, "each looked up once, none refused");
+      assert.equal(app.queries() - before, BUDGET + 5, "each looked up once, none refused");
       const invalid = await request(randomToken(), "198.51.100.77");
       assert.equal(invalid.status, 401, "the client's budget is whole: valid lookups gave theirs back");
     });
@@ -131,8 +96,7 @@ Deno.test("a flood of invalid tokens makes a bounded number of lookups; valid to
       assert.ok(Number(answer.retryAfter) >= 1);
     });
   } finally {
-    await db.close();
-    await database.drop();
+    await app.close();
   }
 });
 
