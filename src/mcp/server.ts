@@ -101,6 +101,8 @@ function registerWalletBalance(server: McpServer, { services, caller, requestId 
     try {
       return await walletBalance(services.ledger, caller);
     } catch (error) {
+      // The tool writes nothing: whatever the database did, nothing was changed.
+      if (isDatabaseUnavailable(error)) return toolError(UNAVAILABLE_PHRASES.unchanged);
       return faultResult(error, requestId);
     }
   });
