@@ -33,6 +33,10 @@ const ConfigSchema = z.object({
   RECHARGE_LINK_3: z.url({ protocol: /^https?$/ }).default("https://buy.stripe.com/test_tier3"),
   PAYMENT_WEBHOOK_SECRET: z.string().min(1).optional(),
   TRUST_PROXY: flag.default(false),
+  TOKEN_IPV6_PREFIX: z.coerce.number().int("must be an integer").min(16, "must be at least 16")
+    .max(128, "must be at most 128").default(64),
+  UNKNOWN_TOKEN_LOOKUPS_PER_MINUTE: z.coerce.number().int("must be an integer").min(1, "must be at least 1")
+    .max(100_000, "must be at most 100000").default(60),
   UNSAFE_ALLOW_PRIVATE_WEBHOOKS: flag.default(false),
   SERVER_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   LOG_REQUESTS: flag.default(true),
@@ -94,6 +98,10 @@ export interface Config {
   rechargeLinks: Record<"1" | "3", string>;
   paymentWebhookSecret?: string;
   trustProxy: boolean;
+  /** How many leading bits of an IPv6 address make one client for the per-client limits (64: a /64). */
+  tokenIpv6Prefix: number;
+  /** Database lookups of tokens that name nothing, per client and minute (then 429). */
+  unknownTokenLookupsPerMinute: number;
   allowPrivateWebhooks: boolean;
   serverSecret?: string;
   logRequests: boolean;
@@ -149,6 +157,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     rechargeLinks: { "1": c.RECHARGE_LINK_1, "3": c.RECHARGE_LINK_3 },
     paymentWebhookSecret: c.PAYMENT_WEBHOOK_SECRET,
     trustProxy: c.TRUST_PROXY,
+    tokenIpv6Prefix: c.TOKEN_IPV6_PREFIX,
+    unknownTokenLookupsPerMinute: c.UNKNOWN_TOKEN_LOOKUPS_PER_MINUTE,
     allowPrivateWebhooks: c.UNSAFE_ALLOW_PRIVATE_WEBHOOKS,
     serverSecret: c.SERVER_SECRET,
     logRequests: c.LOG_REQUESTS,

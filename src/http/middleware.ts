@@ -10,6 +10,8 @@ import { isScopedKey } from "../keys/commands.ts";
 import { KEY_EXPIRED, KEY_REVOKED } from "../keys/gate.ts";
 import { log } from "../log.ts";
 import { withDeadline } from "../db/deadline.ts";
+import { clientNetwork } from "./client_network.ts";
+import { lookUpPresented } from "./unknown_tokens.ts";
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -49,7 +51,10 @@ export const requireWallet: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-/** Sets the caller's wallet (and key) from a presented token, or throws the 401. */
+/**
+ * Sets the caller's wallet (and key) from a presented token, or throws the 401; a token this
+ * instance has not seen is looked up through unknown_tokens.ts, which may answer 401 or 429 itself.
+ */
 export async function authenticate(c: Context<AppEnv>, presented: string | undefined): Promise<void> {
   const token = presented?.trim();
   if (!token || token.length < MIN_TOKEN_LENGTH || token.length > MAX_TOKEN_LENGTH) {
@@ -58,9 +63,8 @@ export async function authenticate(c: Context<AppEnv>, presented: string | undef
   if (isScopedKey(token)) return await authenticateKey(c, token);
   const walletId = await sha256Hex(token);
   if (!activeWallets.has(walletId)) {
-    const { sql, config } = c.get("services");
-    const wallet = await withDeadline(findActiveWallet(sql, walletId), config.databaseTimeoutMs, "unchanged");
-    if (!wallet) throw new HttpError(401, UNAUTHORIZED);
+    const { sql } = c.get("services");
+    await lookUp(c, walletId, () => findActiveWallet(sql, walletId));
     activeWallets.remember(walletId);
   }
   c.set("walletId", walletId);
@@ -75,10 +79,10 @@ async function authenticateKey(c: Context<AppEnv>, key: string): Promise<void> {
   const hash = await sha256Hex(key);
   let holder = c.req.header("idempotency-key") === undefined ? knownKeys.get(hash) : undefined;
   if (!holder) {
-    const { sql, config } = c.get("services");
-    holder = await withDeadline(findKeyByHash(sql, hash), config.databaseTimeoutMs, "unchanged");
-    if (!holder) throw new HttpError(401, UNAUTHORIZED);
-    if (holder.revoked) throw new HttpError(401, KEY_REVOKED);
+    const { sql } = c.get("services");
+    holder = await lookUp(c, hash, () => findKeyByHash(sql, hash), (found) => {
+      return found.revoked ? KEY_REVOKED : undefined;
+    });
     knownKeys.remember(hash, holder);
   }
   if (holder.expiresAt && holder.expiresAt.getTime() <= c.get("services").clock.now().getTime()) {
@@ -88,6 +92,23 @@ async function authenticateKey(c: Context<AppEnv>, key: string): Promise<void> {
   c.set("key", { keyId: holder.keyId, hash });
 }
 
+/** The database lookup of a presented hash, bounded in time, through the client's lookup budget. */
+function lookUp<T>(
+  c: Context<AppEnv>,
+  hash: string,
+  query: () => Promise<T | undefined>,
+  refusalOf?: (found: T) => string | undefined,
+): Promise<T> {
+  const { config } = c.get("services");
+  return lookUpPresented({
+    hash,
+    client: clientNetworkOf(c),
+    lookupsPerMinute: config.unknownTokenLookupsPerMinute,
+    find: () => withDeadline(query(), config.databaseTimeoutMs, "unchanged"),
+    refusalOf,
+  });
+}
+
 /** The client address: the socket peer, or the first X-Forwarded-For hop behind a trusted proxy. */
 export function clientIp(c: Context<AppEnv>): string {
   if (c.get("services").config.trustProxy) {
@@ -95,4 +116,9 @@ export function clientIp(c: Context<AppEnv>): string {
     if (first) return first;
   }
   return c.env?.remoteAddr?.hostname ?? "unknown";
+}
+
+/** The client the per-client limits count: the address's network (client_network.ts). */
+export function clientNetworkOf(c: Context<AppEnv>): string {
+  return clientNetwork(clientIp(c), c.get("services").config.tokenIpv6Prefix);
 }

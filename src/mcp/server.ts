@@ -1,26 +1,23 @@
 // The MCP server of one authenticated caller (a wallet token or a scoped key): the billed tools
 // that mirror REST calls (usage_summary among them, at REST's price of 0), run through the same
-// ledger commands, and the free wallet_balance.
+// ledger commands, and the free wallet_balance (wallet_balance.ts).
 // Stateless: one server per HTTP request, so nothing lives between requests.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
 import type { Services } from "../http/env.ts";
 import { type Caller, runBilledCall } from "../http/billed_call.ts";
 import { LedgerBusyError } from "../ledger/ledger.ts";
-import { findActiveWallet } from "../../projections/wallets.ts";
-import { scopedKeyRead } from "../../projections/scoped_keys.ts";
-import { keyUnauthorized } from "../keys/gate.ts";
-import { UNAUTHORIZED } from "../http/errors.ts";
 import { SERVICE_NAME, SERVICE_VERSION } from "../service_info.ts";
 import { log } from "../log.ts";
 import { DatabaseUnavailableError, isDatabaseUnavailable } from "../db/faults.ts";
 import { UNAVAILABLE_PHRASES } from "../http/unavailable.ts";
-import { withDeadline } from "../db/deadline.ts";
 import type { BilledTool } from "./billed_tool.ts";
 import { KV_TOOLS } from "./kv_tools.ts";
 import { usageSummary } from "./usage_tool.ts";
 import { BilledOutput, billedToolResult, toolError } from "./tool_result.ts";
+import { BalanceOutput, walletBalance } from "./wallet_balance.ts";
+import type { ToolInputs } from "./request_params.ts";
+import { VIEW_CALLS_PER_MINUTE } from "../wallets/view_limit.ts";
 
 export interface McpCall {
   services: Services;
@@ -33,6 +30,11 @@ const INSTRUCTIONS = "A credit-metered key-value store. Every tool result says w
 
 /** Every tool a client sees; a scoped key sees them all and is held to its rules when it calls. */
 export const BILLED_TOOLS: BilledTool[] = [...KV_TOOLS, usageSummary];
+/** Each tool's argument types, by name, as the tools list declares them. */
+export const TOOL_INPUTS: ToolInputs = Object.fromEntries([
+  ...BILLED_TOOLS.map((tool) => [tool.name, tool.input]),
+  ["wallet_balance", {}],
+]);
 
 export function mcpServerFor(call: McpCall): McpServer {
   const server = new McpServer({ name: SERVICE_NAME, version: SERVICE_VERSION }, {
@@ -87,47 +89,20 @@ function registerBilled(server: McpServer, tool: BilledTool, { services, caller,
   });
 }
 
-const BalanceOutput = {
-  balance: z.number().int().describe("The wallet's balance"),
-  cost: z.literal(0),
-  key: z.object({
-    id: z.string(),
-    scope: z.enum(["read", "write"]),
-    spent: z.number().int().describe("Credits this key's calls were charged so far"),
-    spendCap: z.number().int().optional(),
-  }).optional().describe("The scoped key the call was made with"),
-};
-
-/** wallet_balance: free and not logged, like reading X-Balance; a key also sees its own spend. */
+/** wallet_balance: free and not logged, limited per wallet, answered by the ledger in a batch. */
 function registerWalletBalance(server: McpServer, { services, caller, requestId }: McpCall) {
   const config = {
-    description: "The wallet's balance, and the key's spend when called with a scoped key. Free.",
+    description: "The wallet's balance, and the key's spend when called with a scoped key. Free, and " +
+      `limited to ${VIEW_CALLS_PER_MINUTE} calls a minute per wallet.`,
     outputSchema: BalanceOutput,
     annotations: { readOnlyHint: true },
   };
   server.registerTool("wallet_balance", config, async (): Promise<CallToolResult> => {
     try {
-      const now = services.clock.now();
-      const { sql, config } = services;
-      const bounded = <T>(work: Promise<T>) => withDeadline(work, config.databaseTimeoutMs, "unchanged");
-      const wallet = await bounded(findActiveWallet(sql, caller.walletId));
-      if (!wallet) return toolError(UNAUTHORIZED);
-      let key: z.infer<typeof BalanceOutput.key> = undefined;
-      if (caller.key) {
-        const id = { walletId: caller.walletId, keyId: caller.key.keyId };
-        const row = (await bounded(scopedKeyRead.load(sql, [id], now))).get(scopedKeyRead.id(id));
-        const refused = keyUnauthorized(row, now);
-        if (refused || !row) return toolError(refused?.outcome.body ?? UNAUTHORIZED);
-        key = {
-          id: row.key_id,
-          scope: row.scope,
-          spent: row.spent,
-          ...(row.spend_cap !== null ? { spendCap: row.spend_cap } : {}),
-        };
-      }
-      const structured = { balance: wallet.balance, cost: 0 as const, ...(key ? { key } : {}) };
-      return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
+      return await walletBalance(services.ledger, caller);
     } catch (error) {
+      // The tool writes nothing: whatever the database did, nothing was changed.
+      if (isDatabaseUnavailable(error)) return toolError(UNAVAILABLE_PHRASES.unchanged);
       return faultResult(error, requestId);
     }
   });

@@ -8,7 +8,8 @@ import type { AppEnv } from "../env.ts";
 import { authenticate } from "../middleware.ts";
 import { readTextBody } from "../body.ts";
 import { billedRoute, BODY_REFUSED, ERROR_RESPONSES, errorResponseDoc } from "../openapi.ts";
-import { mcpServerFor } from "../../mcp/server.ts";
+import { mcpServerFor, TOOL_INPUTS } from "../../mcp/server.ts";
+import { answerRefused, screenRequests } from "../../mcp/request_params.ts";
 
 /** A JSON-RPC message or a batch of them: far above any valid tool call (a value is 1000 characters). */
 export const MAX_MCP_BODY_BYTES = 64 * 1024;
@@ -98,10 +99,14 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>) {
       caller: { walletId: c.get("walletId")!, key: c.get("key") },
       requestId: c.get("requestId"),
     });
+    // Malformed params get a short -32602 here, wrong argument types a short tool error: never the
+    // SDK's validation dump.
+    const screened = screenRequests(message, TOOL_INPUTS);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(c.req.raw, { parsedBody: message });
+      const answer = await transport.handleRequest(c.req.raw, { parsedBody: screened.body });
+      return await answerRefused(answer, screened.refused);
     } finally {
       await server.close();
     }

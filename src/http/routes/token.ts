@@ -2,7 +2,7 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { billed, billing, type RouteBilling } from "../billing.ts";
-import { clientIp, requireWallet } from "../middleware.ts";
+import { clientNetworkOf, requireWallet } from "../middleware.ts";
 import { errorResponse } from "../errors.ts";
 import { openWallet } from "../../wallets/open_wallet.ts";
 import { LOG_ENDPOINTS, newestCallLogsRead } from "../../../projections/call_logs.ts";
@@ -140,7 +140,7 @@ export function tokenRoutes(app: OpenAPIHono<AppEnv>) {
       : Object.fromEntries(new URLSearchParams(await c.req.text()));
     const parsed = parseWith(NewTokenForm, form);
     if (!parsed.ok) return errorResponse(c, 400, parsed.phrase);
-    const opened = await openWallet(c.get("services").ledger, clientIp(c));
+    const opened = await openWallet(c.get("services").ledger, clientNetworkOf(c));
     if (!opened.ok) {
       return errorResponse(c, 429, "Too Many Requests", { "retry-after": String(opened.retryAfterSeconds) });
     }
