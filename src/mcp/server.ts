@@ -7,6 +7,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Services } from "../http/env.ts";
 import { type Caller, runBilledCall } from "../http/billed_call.ts";
 import { LedgerBusyError } from "../ledger/ledger.ts";
+import { CallerThrottledError } from "../ledger/fault_throttle.ts";
 import { SERVICE_NAME, SERVICE_VERSION } from "../service_info.ts";
 import { log } from "../log.ts";
 import { DatabaseUnavailableError, isDatabaseUnavailable } from "../db/faults.ts";
@@ -51,6 +52,9 @@ export function mcpServerFor(call: McpCall): McpServer {
  */
 function faultResult(error: unknown, requestId: string): CallToolResult {
   if (error instanceof LedgerBusyError) return toolError("Service busy, retry shortly");
+  if (error instanceof CallerThrottledError) {
+    return toolError(`Too Many Requests: retry after ${error.retryAfterSeconds} s`);
+  }
   if (isDatabaseUnavailable(error)) {
     const outcome = error instanceof DatabaseUnavailableError ? error.outcome : "unknown";
     return toolError(UNAVAILABLE_PHRASES[outcome]);
