@@ -83,7 +83,7 @@ const kvSet = billedTool({
   input: {
     bucket,
     key,
-    value: z.string().describe("Any text, at most 1000 characters"),
+    value: z.string().describe("Any text without U+0000, at most 1000 characters"),
     ttl,
     ifMatch: z.string().optional().describe(
       'The etag kv_get answered, e.g. "42" (or * for any existing entry)',
