@@ -13,9 +13,14 @@ export function shownName(name: string): string {
   return name !== "" && quoted === `"${name}"` ? name : quoted;
 }
 
+/** Steps of a path a phrase shows at most; a deeper one ends in "…" (JSON nests 100,000 deep). */
+const MAX_SHOWN_STEPS = 8;
+
 /** A path into the input as phrases name it: `options.chat_id`, `buckets.0`, `template."a\u0000"`. */
 export function fieldPath(steps: readonly (PathStep | symbol)[], prefix?: string): string {
-  const shown = steps.map((step) => typeof step === "string" ? shownName(step) : String(step));
+  const shown = steps.slice(0, MAX_SHOWN_STEPS)
+    .map((step) => typeof step === "string" ? shownName(step) : String(step));
+  if (steps.length > MAX_SHOWN_STEPS) shown.push("…");
   return [...(prefix ? [prefix] : []), ...shown].join(".");
 }
 
