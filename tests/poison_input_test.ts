@@ -104,7 +104,7 @@ Deno.test("no input can fail a batch", async (t) => {
     });
 
     await t.step("a cursor storage refuses, or one cut inside a pair, is a billed 400", async () => {
-      assertRefused(await client.get("/kv/b?cursor=%00"), `Invalid cursor: ${RULE}`);
+      assertRefused(await client.get("/kv/b?cursor=%00"), `Invalid cursor "\\u0000": ${RULE}`);
       const split = "a".repeat(59) + EMOJI;
       assertRefused(
         await client.get(`/kv/b?cursor=${encodeURIComponent(split)}`),
@@ -139,9 +139,9 @@ Deno.test("no input can fail a batch", async (t) => {
         ["GET", "/token/usage?days=%00", 0, /^Invalid days: /],
         ["GET", "/token/usage?format=%00", 0, /^Invalid format: /],
         ["GET", "/recharge?amount=%00", 0, /^Invalid amount: /],
-        ["DELETE", "/token/keys/%00", 1, `Invalid id: ${RULE}`],
+        ["DELETE", "/token/keys/a%00", 1, `Invalid id "a\\u0000": ${RULE}`],
         ["GET", "/webhook/%00", 1, /^Invalid webhookId: /],
-        ["GET", "/webhook/w/deliveries?cursor=%00", 1, `Invalid cursor: ${RULE}`],
+        ["GET", "/webhook/w/deliveries?cursor=%00", 1, `Invalid cursor "\\u0000": ${RULE}`],
         ["GET", "/webhook/w/deliveries?status=%00", 1, /^Invalid status: /],
         ["GET", "/webhook/w/deliveries/%00", 1, /^Invalid deliveryId: /],
       ];
@@ -260,12 +260,12 @@ Deno.test("no input can fail a batch", async (t) => {
       const refusals: [string, Record<string, unknown>, string][] = [
         ["kv_set", { bucket: "b", key: "k", value: `x${NUL}` }, `Invalid value: ${RULE}`],
         ["kv_set", { bucket: "b", key: "k", value: LONE }, `Invalid value: ${RULE}`],
-        ["kv_set", { bucket: "b", key: `k${LONE}`, value: "v" }, `Invalid key: ${RULE}`],
-        ["kv_get", { bucket: LONE, key: "k" }, `Invalid bucket: ${RULE}`],
-        ["kv_delete", { bucket: "b", key: LONE }, `Invalid key: ${RULE}`],
-        ["kv_incr", { bucket: LONE, key: "k" }, `Invalid bucket: ${RULE}`],
-        ["kv_list", { bucket: "b", cursor: NUL }, `Invalid cursor: ${RULE}`],
-        ["kv_list", { bucket: "b", prefix: LONE }, `Invalid prefix: ${RULE}`],
+        ["kv_set", { bucket: "b", key: `k${LONE}`, value: "v" }, `Invalid key "k\\ud800": ${RULE}`],
+        ["kv_get", { bucket: LONE, key: "k" }, `Invalid bucket "\\ud800": ${RULE}`],
+        ["kv_delete", { bucket: "b", key: LONE }, `Invalid key "\\ud800": ${RULE}`],
+        ["kv_incr", { bucket: LONE, key: "k" }, `Invalid bucket "\\ud800": ${RULE}`],
+        ["kv_list", { bucket: "b", cursor: NUL }, `Invalid cursor "\\u0000": ${RULE}`],
+        ["kv_list", { bucket: "b", prefix: LONE }, `Invalid prefix "\\ud800": ${RULE}`],
       ];
       for (const [name, args, phrase] of refusals) {
         const result = await tool(mcp, name, args);

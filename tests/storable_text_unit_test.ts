@@ -14,8 +14,10 @@ import {
 import {
   fieldPath,
   issuePhrase,
+  parseParameters,
   parseStorable,
   shownName,
+  unstorableParameterPhrase,
   unstorablePhrase,
   validatorPhrase,
 } from "../src/http/validation.ts";
@@ -124,25 +126,38 @@ Deno.test("issuePhrase never carries a field name raw", () => {
   assert.equal(isStorable(nested), true);
 });
 
-Deno.test("parseStorable and validatorPhrase: the schema's rule first, then storage's", () => {
+Deno.test("parameters: the schema's rule first, then storage's, with the value quoted", () => {
   const query = z.object({ cursor: z.string().max(5, "too long").optional() });
-  assert.deepEqual(parseStorable(query, { cursor: "abc" }), { ok: true, value: { cursor: "abc" } });
-  assert.deepEqual(parseStorable(query, { cursor: NUL }), {
+  assert.deepEqual(parseParameters(query, { cursor: "abc" }), { ok: true, value: { cursor: "abc" } });
+  assert.deepEqual(parseParameters(query, { cursor: NUL }), {
     ok: false,
-    phrase: `Invalid cursor: ${UNSTORABLE_RULE}`,
+    phrase: `Invalid cursor "\\u0000": ${UNSTORABLE_RULE}`,
   });
-  assert.deepEqual(parseStorable(query, { cursor: `${NUL}123456` }), {
+  assert.deepEqual(parseParameters(query, { cursor: `${NUL}123456` }), {
     ok: false,
     phrase: "Invalid cursor: too long",
   });
+  assert.equal(unstorableParameterPhrase({ n: "5" }), undefined);
+  assert.equal(
+    unstorableParameterPhrase({ id: `${"x".repeat(50)}${NUL}` }),
+    `Invalid id "${"x".repeat(40)}…": ${UNSTORABLE_RULE}`,
+  );
+  assert.equal(unstorableParameterPhrase({ [`a${NUL}`]: "ok" }), `Invalid "a\\u0000": ${UNSTORABLE_RULE}`);
+  assert.equal(validatorPhrase({ success: true, data: { n: "5" } }), undefined);
+  assert.equal(
+    validatorPhrase({ success: true, data: { id: NUL } }),
+    `Invalid id "\\u0000": ${UNSTORABLE_RULE}`,
+  );
+  const failed = query.safeParse({ cursor: "toolong" });
+  assert.equal(validatorPhrase({ success: false, error: failed.error! }), "Invalid cursor: too long");
+});
+
+Deno.test("a body's value is named, not quoted: it may be long", () => {
   assert.deepEqual(parseStorable(z.string(), LONE, "value"), {
     ok: false,
     phrase: `Invalid value: ${UNSTORABLE_RULE}`,
   });
-  assert.equal(validatorPhrase({ success: true, data: { n: "5" } }), undefined);
-  assert.equal(validatorPhrase({ success: true, data: { id: NUL } }), `Invalid id: ${UNSTORABLE_RULE}`);
-  const failed = query.safeParse({ cursor: "toolong" });
-  assert.equal(validatorPhrase({ success: false, error: failed.error! }), "Invalid cursor: too long");
+  assert.deepEqual(parseStorable(z.object({ a: z.string() }), { a: "ok" }), { ok: true, value: { a: "ok" } });
 });
 
 Deno.test("a listing cursor is refused when it resumes after a key storage could not hold", () => {

@@ -2,7 +2,7 @@
 // come from the client, so a phrase shows them escaped and bounded (quoteInput) unless they are plain;
 // a value storage cannot hold (storable_text.ts) is refused with the field it is in.
 import type { z } from "zod";
-import { type PathStep, quoteInput, UNSTORABLE_RULE, unstorablePath } from "../storable_text.ts";
+import { isStorable, type PathStep, quoteInput, UNSTORABLE_RULE, unstorablePath } from "../storable_text.ts";
 
 /** Unknown field names a phrase lists at most; more are "…". */
 const MAX_LISTED_NAMES = 5;
@@ -48,6 +48,23 @@ export function unstorablePhrase(value: unknown, field?: string): string | undef
   return path ? `Invalid ${path}: ${UNSTORABLE_RULE}` : `Invalid request: ${UNSTORABLE_RULE}`;
 }
 
+/**
+ * unstorablePhrase for parameters (path, query and header parameters, MCP's names and cursors):
+ * short text the client typed, so the phrase quotes it too, escaped, as `Invalid ttl "-3": ...`
+ * does: `Invalid cursor "\u0000": must not contain U+0000 or unpaired surrogates`.
+ */
+export function unstorableParameterPhrase(parameters: unknown): string | undefined {
+  const steps = unstorablePath(parameters);
+  if (steps === undefined) return undefined;
+  const last = steps.at(-1);
+  // An unstorable name is shown quoted in the path already; else the value is what to quote.
+  const value = typeof last === "string" && !isStorable(last)
+    ? undefined
+    : steps.reduce<unknown>((at, step) => (at as Record<PathStep, unknown>)[step], parameters);
+  const shown = typeof value === "string" ? ` ${quoteInput(value)}` : "";
+  return `Invalid ${fieldPath(steps) || "request"}${shown}: ${UNSTORABLE_RULE}`;
+}
+
 export type Parsed<T> = { ok: true; value: T } | { ok: false; phrase: string };
 
 export function parseWith<S extends z.ZodType>(
@@ -73,13 +90,22 @@ export function parseStorable<S extends z.ZodType>(
   return phrase === undefined ? parsed : { ok: false, phrase };
 }
 
+/** parseWith for parameters, which must also be storable (unstorableParameterPhrase). */
+export function parseParameters<S extends z.ZodType>(schema: S, input: unknown): Parsed<z.infer<S>> {
+  const parsed = parseWith(schema, input);
+  if (!parsed.ok) return parsed;
+  const phrase = unstorableParameterPhrase(parsed.value);
+  return phrase === undefined ? parsed : { ok: false, phrase };
+}
+
 /** A route validator's result, as zod-openapi hands it to the app's hook. */
 export type ValidatorResult = { success: true; data: unknown } | { success: false; error: z.ZodError };
 
 /**
  * The 400 phrase for a route's path, query or header parameters: the schema's rule, or else the
- * first parameter it accepted that storage cannot hold (`?cursor=%00`); undefined when all is well.
+ * first parameter it accepted that storage cannot hold (`?cursor=%00`, unstorableParameterPhrase);
+ * undefined when all is well.
  */
 export function validatorPhrase(result: ValidatorResult): string | undefined {
-  return result.success ? unstorablePhrase(result.data) : issuePhrase(result.error);
+  return result.success ? unstorableParameterPhrase(result.data) : issuePhrase(result.error);
 }

@@ -1,7 +1,8 @@
 // The key-value tools: each mirrors its REST call (src/http/routes/kv.ts) with the same field
 // rules (kv_schemas.ts), price, call log, reads and decision. A new KV call becomes a tool by one
 // more entry here. Arguments are JSON, so they can spell what REST's path and body cannot ("\ud800"):
-// every one is checked to be storable, as REST checks its parameters and bodies (parseStorable).
+// every one is checked to be storable, as REST checks its parameters (parseParameters) and its body
+// (parseStorable).
 import { z } from "zod";
 import { read } from "../ledger/reads.ts";
 import { kvBucketChangesRead, kvEntryRead, kvPageRead } from "../../projections/kv.ts";
@@ -17,7 +18,7 @@ import {
   KvValue,
   KvWriteQuery,
 } from "../http/routes/kv_schemas.ts";
-import { type Parsed, parseStorable } from "../http/validation.ts";
+import { type Parsed, parseParameters, parseStorable } from "../http/validation.ts";
 import { type BilledTool, billedTool, mirrored, unlessRefused } from "./billed_tool.ts";
 import { storableText } from "../storable_text.ts";
 
@@ -66,7 +67,7 @@ const kvGet = billedTool({
   call(args, walletId) {
     const at = { billing: KV, method: "GET", path: kvPath([args.bucket, args.key]) };
     const access = { need: "read", bucket: storableText(args.bucket) } as const;
-    return unlessRefused(parseStorable(KvPath, args), { ...at, access }, (names) =>
+    return unlessRefused(parseParameters(KvPath, args), { ...at, access }, (names) =>
       mirrored({
         ...at,
         access,
@@ -94,8 +95,8 @@ const kvSet = billedTool({
     const at = { billing: KV, method: "POST", path: kvPath([args.bucket, args.key], { ttl: args.ttl }) };
     const access = { need: "write", bucket: storableText(args.bucket) } as const;
     const parsed = allOk(
-      parseStorable(KvPath, { bucket: args.bucket, key: args.key }),
-      parseStorable(KvWriteQuery, { ttl: asQuery(args.ttl) }),
+      parseParameters(KvPath, { bucket: args.bucket, key: args.key }),
+      parseParameters(KvWriteQuery, { ttl: asQuery(args.ttl) }),
       ifMatchOf(args.ifMatch),
       parseStorable(KvValue, args.value, "value"),
     );
@@ -127,7 +128,7 @@ const kvDelete = billedTool({
   call(args, walletId) {
     const at = { billing: KV, method: "DELETE", path: kvPath([args.bucket, args.key]) };
     const access = { need: "write", bucket: storableText(args.bucket) } as const;
-    return unlessRefused(parseStorable(KvPath, args), { ...at, access }, (names) =>
+    return unlessRefused(parseParameters(KvPath, args), { ...at, access }, (names) =>
       mirrored({
         ...at,
         access,
@@ -153,8 +154,8 @@ const kvIncr = billedTool({
     const at = { billing: KV, method: "POST", path };
     const access = { need: "write", bucket: storableText(args.bucket) } as const;
     const parsed = allOk(
-      parseStorable(KvPath, { bucket: args.bucket, key: args.key }),
-      parseStorable(KvIncrQuery, { by: asQuery(args.by), ttl: asQuery(args.ttl) }),
+      parseParameters(KvPath, { bucket: args.bucket, key: args.key }),
+      parseParameters(KvIncrQuery, { by: asQuery(args.by), ttl: asQuery(args.ttl) }),
     );
     return unlessRefused(parsed, { ...at, access }, ([names, query]) => {
       const increment = { ...names, by: Number(query.by ?? 1), ttlSeconds: Number(query.ttl ?? 0) };
@@ -187,8 +188,8 @@ const kvList = billedTool({
     const at = { billing: KV, method: "GET", path: kvPath([args.bucket], query) };
     const access = { need: "read", bucket: storableText(args.bucket) } as const;
     const parsed = allOk(
-      parseStorable(KvBucketPath, { bucket: args.bucket }),
-      parseStorable(KvListQuery, query),
+      parseParameters(KvBucketPath, { bucket: args.bucket }),
+      parseParameters(KvListQuery, query),
     );
     const resumed = parsed.ok && args.cursor !== undefined
       ? decodeCursor(args.cursor, args.bucket, args.prefix ?? "")
