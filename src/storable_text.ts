@@ -13,28 +13,68 @@ export function isStorable(text: string): boolean {
   return !text.includes("\u0000") && text.isWellFormed();
 }
 
+/** A step of a path into a JSON value: an object member's name or an array index. */
+export type PathStep = string | number;
+
+interface Visit {
+  value: unknown;
+  step?: PathStep;
+  parent?: Visit;
+}
+
+function stepsTo(visit: Visit): PathStep[] {
+  const steps: PathStep[] = [];
+  for (let at: Visit | undefined = visit; at?.step !== undefined; at = at.parent) steps.push(at.step);
+  return steps.reverse();
+}
+
 /**
- * The path of the first string (a value or an object key) in `value` that is not storable, or
- * undefined when every string is. Walks plain objects and arrays; binary data is skipped.
+ * The steps to the first string (a value or an object key, in document order) in `value` that is
+ * not storable: `[]` when `value` is that string, undefined when every string is storable. Walks
+ * plain objects and arrays without recursion, so no nesting depth can exhaust the stack (a 256 KiB
+ * JSON body nests 100,000 deep); binary data and dates are skipped.
  */
-export function findUnstorable(value: unknown, path = ""): string | undefined {
-  if (typeof value === "string") return isStorable(value) ? undefined : path || "value";
-  if (value === null || typeof value !== "object") return undefined;
-  if (ArrayBuffer.isView(value) || value instanceof Date) return undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findUnstorable(value[i], `${path}[${i}]`);
-      if (found !== undefined) return found;
+export function unstorablePath(value: unknown): PathStep[] | undefined {
+  const pending: Visit[] = [{ value }];
+  while (pending.length > 0) {
+    const visit = pending.pop()!;
+    if (typeof visit.step === "string" && !isStorable(visit.step)) return stepsTo(visit);
+    const current = visit.value;
+    if (typeof current === "string") {
+      if (!isStorable(current)) return stepsTo(visit);
+      continue;
     }
-    return undefined;
-  }
-  for (const [name, member] of Object.entries(value)) {
-    const where = path ? `${path}.${name}` : name;
-    if (!isStorable(name)) return where;
-    const found = findUnstorable(member, where);
-    if (found !== undefined) return found;
+    if (current === null || typeof current !== "object") continue;
+    if (ArrayBuffer.isView(current) || current instanceof Date) continue;
+    const members: [PathStep, unknown][] = Array.isArray(current)
+      ? current.map((member, index) => [index, member])
+      : Object.entries(current);
+    // Last pushed, first visited: the members in their own order.
+    for (let i = members.length - 1; i >= 0; i--) {
+      pending.push({ value: members[i][1], step: members[i][0], parent: visit });
+    }
   }
   return undefined;
+}
+
+/**
+ * The path of the first string (a value or an object key) in `value` that is not storable, or
+ * undefined when every string is: `a.b[0]`, a name that is itself unstorable quoted as quoteInput
+ * quotes it, so the path can always be stored and shown. Walks plain objects and arrays; binary
+ * data is skipped.
+ */
+export function findUnstorable(value: unknown, path = ""): string | undefined {
+  const steps = unstorablePath(value);
+  if (steps === undefined) return undefined;
+  let where = path;
+  for (const step of steps) {
+    if (typeof step === "number") where = `${where}[${step}]`;
+    else {
+      const name = isStorable(step) ? step : quoteInput(step);
+      where = where ? `${where}.${name}` : name;
+    }
+  }
+  return where || "value";
 }
 
 /** The longest a quoted input runs in a phrase, in code points, before it is cut with "…". */
@@ -75,4 +115,13 @@ export function boundedErrorText(text: string, maxChars = MAX_ERROR_CHARS): stri
   const safe = isStorable(text) ? text : text.toWellFormed().replaceAll("\u0000", "\ufffd");
   const kept = cutCodePoints(safe, maxChars);
   return kept.cut ? `${cutCodePoints(safe, maxChars - 1).text}…` : safe;
+}
+
+/**
+ * `text` made storable: U+0000 and unpaired surrogates become U+FFFD; storable text is unchanged.
+ * For what is only compared or shown once the call is refused anyway (a bucket a scoped key's
+ * gate names), never for what a call stores: that is refused.
+ */
+export function storableText(text: string): string {
+  return isStorable(text) ? text : text.toWellFormed().replaceAll("\u0000", "\ufffd");
 }

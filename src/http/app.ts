@@ -8,7 +8,7 @@ import type { AppEnv, Services } from "./env.ts";
 import { errorResponse, HttpError } from "./errors.ts";
 import { accessLog, provideServices } from "./middleware.ts";
 import { billedFailure } from "./billing.ts";
-import { issuePhrase } from "./validation.ts";
+import { validatorPhrase } from "./validation.ts";
 import { methodNotAllowed } from "./method_not_allowed.ts";
 import { refuseOversizedBody } from "./body.ts";
 import { strictPath } from "./strict_path.ts";
@@ -38,9 +38,10 @@ export type RouteInstaller = (app: OpenAPIHono<AppEnv>) => void;
 export function createApp(services: Services, extraRoutes: RouteInstaller[] = []): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({
     // Bad input after authentication is a billed 400 at the route's price; before it, a plain 400.
+    // Parameters the schema accepts are refused too when storage could not hold them.
     defaultHook: (result, c) => {
-      if (result.success) return;
-      const phrase = issuePhrase(result.error);
+      const phrase = validatorPhrase(result);
+      if (phrase === undefined) return;
       if (c.get("walletId")) return billedFailure(c, 400, phrase);
       return errorResponse(c, 400, phrase);
     },

@@ -1,10 +1,12 @@
 // Request bodies read within a limit, and text decoded strictly (CONTRACT section 1): a declared
 // length over the limit is refused before reading, a stream past it is cut off while reading, and
-// bytes that are not UTF-8 are bad input rather than silently replaced.
+// bytes that are not UTF-8 are bad input rather than silently replaced, as is text that Postgres
+// cannot store (a U+0000 byte is valid UTF-8).
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env.ts";
 import { errorResponse } from "./errors.ts";
 import { CLOSE_CONNECTION, InputRefused } from "./input_refused.ts";
+import { isStorable, UNSTORABLE_RULE } from "../storable_text.ts";
 
 /** No route takes more: the server refuses a larger body before any route runs. */
 export const MAX_REQUEST_BODY_BYTES = 256 * 1024;
@@ -15,6 +17,7 @@ export function tooLarge(limitBytes: number): InputRefused {
 
 const INCOMPLETE = () => new InputRefused(408, "Request Timeout: the body did not arrive in full", false);
 const notUtf8 = (field: string) => new InputRefused(400, `Invalid ${field}: must be valid UTF-8`, true);
+const unstorable = (field: string) => new InputRefused(400, `Invalid ${field}: ${UNSTORABLE_RULE}`, true);
 
 /** The declared Content-Length, or null when the body is streamed without one. */
 function declaredLength(c: Context<AppEnv>): number | null {
@@ -64,7 +67,10 @@ export async function readBodyBytes(c: Context<AppEnv>, limitBytes: number): Pro
   return bytes;
 }
 
-/** The body as text: at most `limitBytes` bytes of valid UTF-8; `field` names it in the 400. */
+/**
+ * The body as text: at most `limitBytes` bytes of valid UTF-8 without U+0000 (decoded UTF-8 holds no
+ * unpaired surrogate); `field` names it in the 400.
+ */
 export async function readTextBody(c: Context<AppEnv>, limitBytes: number, field = "body"): Promise<string> {
   const bytes = await readBodyBytes(c, limitBytes);
   let text: string;
@@ -73,6 +79,7 @@ export async function readTextBody(c: Context<AppEnv>, limitBytes: number, field
   } catch {
     throw notUtf8(field);
   }
+  if (!isStorable(text)) throw unstorable(field);
   bodyCacheOf(c).text = Promise.resolve(text);
   return text;
 }

@@ -1,9 +1,10 @@
 // JSON request bodies parsed by the handlers themselves (any content type, so `curl -d` works),
-// checked against the same zod schemas the OpenAPI document shows.
+// checked against the same zod schemas the OpenAPI document shows, after a check that every string
+// in them, names included, can be stored (JSON escapes can spell "\u0000" and "\ud800").
 import type { Context } from "hono";
 import { z as zod } from "zod";
 import type { AppEnv } from "./env.ts";
-import { type Parsed, parseWith } from "./validation.ts";
+import { type Parsed, parseWith, unstorablePhrase } from "./validation.ts";
 import { readTextBody } from "./body.ts";
 
 /** Webhook and settings configurations: far above any valid one. */
@@ -22,6 +23,9 @@ export async function readJsonBody<S extends zod.ZodType>(
   } catch {
     return { ok: false as const, phrase: "Invalid request: body must be a JSON object" };
   }
+  // Before the schema, so the phrase is the same whichever field holds it, unknown ones included.
+  const unstorable = unstorablePhrase(value);
+  if (unstorable !== undefined) return { ok: false as const, phrase: unstorable };
   return parseWith(schema, value);
 }
 

@@ -3,13 +3,15 @@
 import type { Context } from "hono";
 import type { AppEnv } from "./env.ts";
 import type { KeyAccess } from "../keys/gate.ts";
+import { storableText } from "../storable_text.ts";
 
 /** The bucket of a /kv/{bucket}/... path as the router decodes it; undefined when it cannot be decoded. */
 export function bucketOfPath(path: string): string | undefined {
   if (!path.startsWith("/kv/")) return undefined;
   const segment = path.slice("/kv/".length).split("/")[0];
   try {
-    return decodeURIComponent(segment);
+    // The gate's 403 names the bucket: never a "%00" decoded into what storage refuses.
+    return storableText(decodeURIComponent(segment));
   } catch {
     return undefined;
   }

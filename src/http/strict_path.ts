@@ -3,8 +3,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env.ts";
 import { InputRefused } from "./input_refused.ts";
-
-const SHOWN_PATH_CHARS = 100;
+import { quoteInput } from "../storable_text.ts";
 
 /** The path of a request URL as sent, escapes and all (Hono's `c.req.path` is decoded). */
 export function rawPath(url: string): string {
@@ -25,8 +24,7 @@ export function isStrictPath(path: string): boolean {
 }
 
 function refusal(path: string): InputRefused {
-  const shown = path.length > SHOWN_PATH_CHARS ? `${path.slice(0, SHOWN_PATH_CHARS)}...` : path;
-  return new InputRefused(400, `Invalid path "${shown}": percent-escapes must be valid UTF-8`, true);
+  return new InputRefused(400, `Invalid path ${quoteInput(path)}: percent-escapes must be valid UTF-8`, true);
 }
 
 /**

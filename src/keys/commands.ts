@@ -6,6 +6,7 @@ import type { KeyScope, ScopedKeyRow } from "../../projections/scoped_keys.ts";
 import type { CallDecision } from "../ledger/command.ts";
 import { answer, failure, jsonReply, type Reply, textReply } from "../http/reply.ts";
 import { randomId, randomLowerId, sha256Hex } from "../ids.ts";
+import { quoteInput } from "../storable_text.ts";
 
 /** Keys a wallet may hold that are neither revoked nor expired. */
 export const MAX_ACTIVE_KEYS = 100;
@@ -73,7 +74,7 @@ export function createKey(
   now: Date,
 ): CallDecision<Reply> {
   if (request.expiresAt !== undefined && Date.parse(request.expiresAt) <= now.getTime()) {
-    return failure(400, `Invalid expiresAt "${request.expiresAt}": must be in the future`);
+    return failure(400, `Invalid expiresAt ${quoteInput(request.expiresAt)}: must be in the future`);
   }
   const active = [...(keys?.values() ?? [])].filter((key) => stateOf(key, now) === "active").length;
   if (active >= MAX_ACTIVE_KEYS) {
@@ -132,7 +133,7 @@ export function listKeys(keys: Map<string, ScopedKeyRow> | undefined, now: Date)
 
 /** DELETE /token/keys/{id}: KeyRevoked; a key revoked already stays so, and answers OK again. */
 export function revokeKey(keyId: string, key: ScopedKeyRow | undefined): CallDecision<Reply> {
-  if (!key) return failure(404, `Key "${keyId}" not found`);
+  if (!key) return failure(404, `Key ${quoteInput(keyId)} not found`);
   if (key.revoked_at) return answer(textReply(200, "OK"));
   return answer(textReply(200, "OK"), { events: [newEvent("KeyRevoked", { keyId })] });
 }

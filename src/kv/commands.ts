@@ -6,12 +6,12 @@ import type { KvRow } from "../../projections/kv.ts";
 import type { CallDecision } from "../ledger/command.ts";
 import { answer, failure, type Reply, textReply } from "../http/reply.ts";
 import { etagOf, preconditionFailure, type Preconditions } from "./preconditions.ts";
+import { quoteInput } from "../storable_text.ts";
 
 export const MAX_TTL_SECONDS = 2_592_000;
 export const KEY_NOT_FOUND = "Key Not Found";
 /** Counters stay where every value is exact in a double: ±(2^53 − 1). */
 export const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
-const SHOWN_VALUE_CHARS = 40;
 
 /** Replies of KV calls: a read names the entry's ETag in its headers. */
 export type KvReply = Reply;
@@ -82,10 +82,6 @@ export function counterValue(value: string): number | undefined {
   return Number.isSafeInteger(n) ? n + 0 : undefined;
 }
 
-function shown(value: string): string {
-  return value.length > SHOWN_VALUE_CHARS ? `${value.slice(0, SHOWN_VALUE_CHARS)}...` : value;
-}
-
 /**
  * Adds `by` to the key's integer value, a missing key counting as 0. A new key gets the requested
  * TTL; an existing one keeps its expiry. The answer is the new value as text.
@@ -102,9 +98,10 @@ export function incrementValue(
   if (current === undefined) {
     return failure(
       409,
-      `Cannot increment "${
-        shown(entry!.value)
-      }": the value must be an integer from -${MAX_COUNTER} to ${MAX_COUNTER}`,
+      // Quoted by code points: a cut by UTF-16 units could split a pair into an unstorable half.
+      `Cannot increment ${
+        quoteInput(entry!.value)
+      }: the value must be an integer from -${MAX_COUNTER} to ${MAX_COUNTER}`,
     );
   }
   const value = current + increment.by; // exact: both are safe integers, so the sum is below 2^54

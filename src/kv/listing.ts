@@ -6,9 +6,9 @@ import type { KvBucketChanges, KvListedEntry, KvPage } from "../../projections/k
 import type { CallDecision } from "../ledger/command.ts";
 import { answer, jsonReply, type Reply } from "../http/reply.ts";
 import { compareKeys } from "./key_order.ts";
+import { isStorable, quoteInput } from "../storable_text.ts";
 
 export const MAX_LIST_LIMIT = 100;
-const SHOWN_CURSOR_CHARS = 60;
 
 export interface KvListing {
   bucket: string;
@@ -52,15 +52,18 @@ export function decodeCursor(
   bucket: string,
   prefix: string,
 ): { after: string } | { phrase: string } {
-  const shown = cursor.length > SHOWN_CURSOR_CHARS ? `${cursor.slice(0, SHOWN_CURSOR_CHARS)}...` : cursor;
-  const phrase = `Invalid cursor "${shown}": must be a nextCursor of a listing of the same bucket and prefix`;
+  const phrase = `Invalid cursor ${
+    quoteInput(cursor)
+  }: must be a nextCursor of a listing of the same bucket and prefix`;
   try {
     if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return { phrase };
     const binary = atob(cursor.replaceAll("-", "+").replaceAll("_", "/"));
     const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
     const value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
     const valid = Array.isArray(value) && value.length === 3 && value[0] === bucket && value[1] === prefix &&
-      typeof value[2] === "string" && value[2].startsWith(prefix) && value[2].length > 0;
+      typeof value[2] === "string" && value[2].startsWith(prefix) && value[2].length > 0 &&
+      // A key the service listed is storable; a forged "\u0000" would fail the page's query.
+      isStorable(value[2]);
     return valid ? { after: value[2] } : { phrase };
   } catch {
     return { phrase };

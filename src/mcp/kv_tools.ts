@@ -1,6 +1,8 @@
 // The key-value tools: each mirrors its REST call (src/http/routes/kv.ts) with the same field
 // rules (kv_schemas.ts), price, call log, reads and decision. A new KV call becomes a tool by one
-// more entry here.
+// more entry here. Arguments are JSON, so they can spell what REST's path and body cannot ("\ud800"):
+// every one is checked to be storable, as REST checks its parameters (parseParameters) and its body
+// (parseStorable).
 import { z } from "zod";
 import { read } from "../ledger/reads.ts";
 import { kvBucketChangesRead, kvEntryRead, kvPageRead } from "../../projections/kv.ts";
@@ -16,8 +18,9 @@ import {
   KvValue,
   KvWriteQuery,
 } from "../http/routes/kv_schemas.ts";
-import { type Parsed, parseWith } from "../http/validation.ts";
+import { type Parsed, parseParameters, parseStorable } from "../http/validation.ts";
 import { type BilledTool, billedTool, mirrored, unlessRefused } from "./billed_tool.ts";
+import { storableText } from "../storable_text.ts";
 
 const bucket = z.string().describe('Bucket: 1 to 30 characters, no "/", not starting with "reserved-"');
 const key = z.string().describe('Key: 1 to 30 characters, no "/"');
@@ -26,11 +29,15 @@ const ttl = z.number().optional().describe(
 );
 const costs = `Costs ${KV.price} credit, whatever the outcome (except 402)`;
 
-/** The REST path of a key or bucket, its names escaped as a client would send them. */
+/**
+ * The REST path of a key or bucket, its names escaped as a client would send them. An unpaired
+ * surrogate, which no URL can carry (encodeURIComponent throws), is written as U+FFFD, as
+ * URLSearchParams writes it: the call is refused, and its log still shows where it went.
+ */
 function kvPath(names: string[], query: Record<string, string | number | undefined> = {}): string {
   const given = Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]);
   const search = given.length ? `?${new URLSearchParams(given)}` : "";
-  return `/kv/${names.map(encodeURIComponent).join("/")}${search}`;
+  return `/kv/${names.map((name) => encodeURIComponent(name.toWellFormed())).join("/")}${search}`;
 }
 
 /** The first refusal in REST's order (path, then query, then headers and body), or every value. */
@@ -59,8 +66,8 @@ const kvGet = billedTool({
   annotations: { readOnlyHint: true },
   call(args, walletId) {
     const at = { billing: KV, method: "GET", path: kvPath([args.bucket, args.key]) };
-    const access = { need: "read", bucket: args.bucket } as const;
-    return unlessRefused(parseWith(KvPath, args), { ...at, access }, (names) =>
+    const access = { need: "read", bucket: storableText(args.bucket) } as const;
+    return unlessRefused(parseParameters(KvPath, args), { ...at, access }, (names) =>
       mirrored({
         ...at,
         access,
@@ -77,7 +84,7 @@ const kvSet = billedTool({
   input: {
     bucket,
     key,
-    value: z.string().describe("Any text, at most 1000 characters"),
+    value: z.string().describe("Any text without U+0000, at most 1000 characters"),
     ttl,
     ifMatch: z.string().optional().describe(
       'The etag kv_get answered, e.g. "42" (or * for any existing entry)',
@@ -86,12 +93,12 @@ const kvSet = billedTool({
   annotations: { destructiveHint: true },
   call(args, walletId) {
     const at = { billing: KV, method: "POST", path: kvPath([args.bucket, args.key], { ttl: args.ttl }) };
-    const access = { need: "write", bucket: args.bucket } as const;
+    const access = { need: "write", bucket: storableText(args.bucket) } as const;
     const parsed = allOk(
-      parseWith(KvPath, { bucket: args.bucket, key: args.key }),
-      parseWith(KvWriteQuery, { ttl: asQuery(args.ttl) }),
+      parseParameters(KvPath, { bucket: args.bucket, key: args.key }),
+      parseParameters(KvWriteQuery, { ttl: asQuery(args.ttl) }),
       ifMatchOf(args.ifMatch),
-      parseWith(KvValue, args.value, "value"),
+      parseStorable(KvValue, args.value, "value"),
     );
     return unlessRefused(parsed, { ...at, access }, ([names, query, ifMatch, value]) => {
       const write = { ...names, value, ttlSeconds: Number(query.ttl ?? 0) };
@@ -120,8 +127,8 @@ const kvDelete = billedTool({
   annotations: { destructiveHint: true, idempotentHint: true },
   call(args, walletId) {
     const at = { billing: KV, method: "DELETE", path: kvPath([args.bucket, args.key]) };
-    const access = { need: "write", bucket: args.bucket } as const;
-    return unlessRefused(parseWith(KvPath, args), { ...at, access }, (names) =>
+    const access = { need: "write", bucket: storableText(args.bucket) } as const;
+    return unlessRefused(parseParameters(KvPath, args), { ...at, access }, (names) =>
       mirrored({
         ...at,
         access,
@@ -145,10 +152,10 @@ const kvIncr = billedTool({
   call(args, walletId) {
     const path = kvPath([args.bucket, args.key, "incr"], { by: args.by, ttl: args.ttl });
     const at = { billing: KV, method: "POST", path };
-    const access = { need: "write", bucket: args.bucket } as const;
+    const access = { need: "write", bucket: storableText(args.bucket) } as const;
     const parsed = allOk(
-      parseWith(KvPath, { bucket: args.bucket, key: args.key }),
-      parseWith(KvIncrQuery, { by: asQuery(args.by), ttl: asQuery(args.ttl) }),
+      parseParameters(KvPath, { bucket: args.bucket, key: args.key }),
+      parseParameters(KvIncrQuery, { by: asQuery(args.by), ttl: asQuery(args.ttl) }),
     );
     return unlessRefused(parsed, { ...at, access }, ([names, query]) => {
       const increment = { ...names, by: Number(query.by ?? 1), ttlSeconds: Number(query.ttl ?? 0) };
@@ -179,8 +186,11 @@ const kvList = billedTool({
   call(args, walletId) {
     const query = { prefix: args.prefix, limit: asQuery(args.limit), cursor: args.cursor };
     const at = { billing: KV, method: "GET", path: kvPath([args.bucket], query) };
-    const access = { need: "read", bucket: args.bucket } as const;
-    const parsed = allOk(parseWith(KvBucketPath, { bucket: args.bucket }), parseWith(KvListQuery, query));
+    const access = { need: "read", bucket: storableText(args.bucket) } as const;
+    const parsed = allOk(
+      parseParameters(KvBucketPath, { bucket: args.bucket }),
+      parseParameters(KvListQuery, query),
+    );
     const resumed = parsed.ok && args.cursor !== undefined
       ? decodeCursor(args.cursor, args.bucket, args.prefix ?? "")
       : { after: undefined };

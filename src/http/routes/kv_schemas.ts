@@ -56,10 +56,14 @@ export const KvWriteQuery = z.object({
   }),
 });
 
+/** The value's text: any but U+0000, which Postgres cannot store (the body reader refuses it). */
 export const KvValue = z.string()
   .refine((s) => hasAtMostCodePoints(s, MAX_VALUE_CHARS), `must be at most ${MAX_VALUE_CHARS} characters`)
-  .openapi({ description: `Any text, at most ${MAX_VALUE_CHARS} characters`, example: "hello" })
-  .meta({ maxLength: MAX_VALUE_CHARS });
+  .openapi({
+    description: `Any text without U+0000, at most ${MAX_VALUE_CHARS} characters`,
+    example: "hello",
+  })
+  .meta({ maxLength: MAX_VALUE_CHARS, pattern: "^[^\\u0000]*$" });
 
 export const KvIncrQuery = z.object({
   by: integerParam(0, MAX_COUNTER, { signed: true })

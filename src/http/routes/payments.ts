@@ -3,7 +3,7 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { errorResponse } from "../errors.ts";
 import { BODY_REFUSED, errorResponseDoc, publicRoute, textOk } from "../openapi.ts";
-import { parseWith } from "../validation.ts";
+import { parseWith, unstorablePhrase } from "../validation.ts";
 import { readTextBody } from "../body.ts";
 import { verifyStripeSignature } from "../../payments/stripe_signature.ts";
 import { creditPurchase, type Tier } from "../../payments/purchase.ts";
@@ -95,6 +95,10 @@ export function paymentRoutes(app: OpenAPIHono<AppEnv>) {
     if (!token) return errorResponse(c, 400, "Invalid client_reference_id: missing");
     const tier = tierOf(session, config.rechargeLinks);
     if (!tier) return errorResponse(c, 400, "Invalid metadata.tier: must be 1 or 3");
+    // The event id is what the ledger keeps and looks up; the rest of a signed event is read, not
+    // stored, so odd text elsewhere in it (a customer's name) must not stop a payment.
+    const unstorable = unstorablePhrase(event.id, "body.id");
+    if (unstorable) return errorResponse(c, 400, unstorable);
     const outcome = await creditPurchase(c.get("services").ledger, {
       walletId: await sha256Hex(token),
       tier,

@@ -6,6 +6,7 @@ import { validateTemplate } from "../formats/custom_template.ts";
 import { checkWebhookUrl } from "../url_safety.ts";
 import { validateSchedule } from "../../schedules/cron.ts";
 import type { Parsed } from "../../http/validation.ts";
+import { quoteInput } from "../../storable_text.ts";
 import type { MailboxSettings, WebhookSettings } from "./config.ts";
 
 export interface SettingsRules {
@@ -41,7 +42,9 @@ export function checkMailbox(mailbox: MailboxSettings): string | null {
     if (!options.routing_key) return 'Invalid options.routing_key: required for format "pagerduty"';
     const severity = options.severity;
     if (severity !== undefined && !(PAGERDUTY_SEVERITIES as readonly string[]).includes(severity)) {
-      return `Invalid options.severity "${severity}": must be one of ${PAGERDUTY_SEVERITIES.join(", ")}`;
+      return `Invalid options.severity ${quoteInput(severity)}: must be one of ${
+        PAGERDUTY_SEVERITIES.join(", ")
+      }`;
     }
   }
   return null;

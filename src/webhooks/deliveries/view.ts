@@ -10,6 +10,7 @@ import {
 import { WebhookId } from "../config/input.ts";
 import type { Parsed } from "../../http/validation.ts";
 import { integerParam } from "../../http/integer_pattern.ts";
+import { quoteInput } from "../../storable_text.ts";
 
 export const MAX_PAGE = 100;
 export const DEFAULT_PAGE = 20;
@@ -110,7 +111,7 @@ export function cursorAfter(record: DeliveryRecord): string {
 export function parseCursor(cursor: string): Parsed<PageCursor> {
   const refused = {
     ok: false as const,
-    phrase: `Invalid cursor "${cursor.slice(0, 40)}": must be a nextCursor of this list`,
+    phrase: `Invalid cursor ${quoteInput(cursor)}: must be a nextCursor of this list`,
   };
   try {
     const [createdAt, deliveryId] = JSON.parse(atob(cursor.replaceAll("-", "+").replaceAll("_", "/")));
