@@ -7,6 +7,7 @@ import {
   renderTemplate,
   validateTemplate,
 } from "../src/webhooks/formats/custom_template.ts";
+import { quoteInput } from "../src/storable_text.ts";
 
 const context = {
   subject: "Report",
@@ -351,7 +352,9 @@ Deno.test("validateTemplate: unparsable placeholders are named", () => {
   for (const placeholder of cases) {
     assert.equal(
       validateTemplate({ a: `text ${placeholder}` }),
-      `Invalid template: unparsable placeholder "${placeholder.startsWith("{{{") ? "{{{a}}" : placeholder}"`,
+      `Invalid template: unparsable placeholder ${
+        quoteInput(placeholder.startsWith("{{{") ? "{{{a}}" : placeholder)
+      }`,
       placeholder,
     );
   }

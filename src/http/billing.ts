@@ -12,6 +12,7 @@ import { sha256Hex } from "../ids.ts";
 import { MAX_REQUEST_BODY_BYTES, readBodyBytes } from "./body.ts";
 import { isKeyRefusal, KEYS_NOT_ALLOWED } from "../keys/gate.ts";
 import { type Caller, runBilledCall } from "./billed_call.ts";
+import { quoteInput } from "../storable_text.ts";
 
 export type { RouteBilling };
 
@@ -65,7 +66,8 @@ async function idempotencyOf(
     fingerprint: await sha256Hex(`${method}\n${loggedPath(c)}\n${body}${caller}`),
     keep: keptAs,
     replay: (kept) => kept,
-    mismatch: () => failure(422, `Idempotency-Key "${key}" was already used for a different request`),
+    mismatch: () =>
+      failure(422, `Idempotency-Key ${quoteInput(key)} was already used for a different request`),
   };
 }
 

@@ -6,6 +6,7 @@ import type { BilledCommand, CallDecision, CallGate, DecideState, NoCall } from 
 import { type Read, read, type ReadSet } from "../ledger/reads.ts";
 import { type KeyScope, scopedKeyRead, type ScopedKeyRow } from "../../projections/scoped_keys.ts";
 import { failure, type Reply, textReply } from "../http/reply.ts";
+import { quoteInput } from "../storable_text.ts";
 
 /** What a call needs of a key: a scope and, for a bucket's data, the bucket. */
 export interface KeyAccess {
@@ -39,11 +40,13 @@ export function keyUnauthorized(key: ScopedKeyRow | undefined, now: Date): NoCal
 export function keyForbids(key: ScopedKeyRow, access: KeyAccess | undefined): string | undefined {
   if (!access) return KEYS_NOT_ALLOWED;
   if (access.need === "write" && key.scope === "read") {
-    return `Forbidden: key "${key.key_id}" is read-only: its scope "read" allows GET and list only`;
+    return `Forbidden: key ${quoteInput(key.key_id)} is read-only: its scope "read" allows GET and list only`;
   }
   if (key.buckets && (access.bucket === undefined || !key.buckets.includes(access.bucket))) {
-    return `Forbidden: key "${key.key_id}" may not use bucket "${access.bucket ?? ""}": ` +
-      `it may use ${key.buckets.map((b) => `"${b}"`).join(", ")}`;
+    return `Forbidden: key ${quoteInput(key.key_id)} may not use bucket ${
+      quoteInput(access.bucket ?? "")
+    }: ` +
+      `it may use ${key.buckets.map((b) => quoteInput(b)).join(", ")}`;
   }
   return undefined;
 }

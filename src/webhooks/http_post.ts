@@ -8,6 +8,7 @@ import { isIP } from "node:net";
 import { isPublicAddress, stripBrackets } from "./url_safety.ts";
 import { HEADER_NAME, HEADER_VALUE, TRANSPORT_HEADERS } from "./headers.ts";
 import { describeError } from "../log.ts";
+import { storableText } from "../storable_text.ts";
 
 /**
  * `excerpt`: the start of the receiver's answer (at most MAX_EXCERPT_BYTES, as text), when it
@@ -214,7 +215,8 @@ export function excerptOf(bytes: Uint8Array): { excerpt?: string } {
   if (bytes.length === 0) return {};
   let text = new TextDecoder().decode(bytes, { stream: true });
   if (text.length === 0) text = new TextDecoder().decode(bytes);
-  return { excerpt: text };
+  // A receiver's answer is kept in the outbox row and the history: never a string Postgres refuses.
+  return { excerpt: storableText(text) };
 }
 
 type LookupCallback = (

@@ -1,6 +1,7 @@
 // The template language of custom webhook bodies (CONTRACT section 7): `{{path}}` placeholders in
 // the string values of a JSON template, filled from a context object. The result is built as a JS
 // value, never as JSON text, so whatever the context holds, it serializes to valid JSON.
+import { quoteInput } from "../../storable_text.ts";
 
 /** Templates are at most this many bytes as compact JSON (`JSON.stringify`, UTF-8). */
 export const MAX_TEMPLATE_BYTES = 2_048;
@@ -146,7 +147,7 @@ function closingBraces(source: string, from: number): number {
 function parsePlaceholder(raw: string): Piece {
   const inner = raw.slice(2, -2);
   if (inner.trim() === "") return { error: "Invalid template: empty placeholder" };
-  const unparsable = { error: `Invalid template: unparsable placeholder "${raw}"` };
+  const unparsable = { error: `Invalid template: unparsable placeholder ${quoteInput(raw)}` };
   const alternatives: Alternative[] = [];
   for (const part of splitAlternatives(inner) ?? []) {
     const alternative = parseAlternative(part.trim());
