@@ -5,6 +5,7 @@ import { createRoute, type OpenAPIHono, type RouteConfig, type RouteHandler, z }
 import type { AppEnv } from "./env.ts";
 import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from "./middleware.ts";
 import { IDEMPOTENCY_KEY, REPLAYABLE_METHODS } from "./billing.ts";
+import { FREE_CALLS_PER_DAY, FREE_CALLS_PER_MINUTE } from "../../projections/wallets.ts";
 
 /** The security schemes of the document: `token` is the X-Token header, `bearer` is POST /mcp's other way. */
 export const SECURITY_SCHEMES = {
@@ -64,6 +65,15 @@ export const ERROR_RESPONSES = {
   403: error("A scoped key may not make this call (its scope, its buckets, or a route closed to keys)"),
   405: error("Method not allowed on this path"),
   422: error("Idempotency-Key reused with a different request"),
+  429: {
+    ...error(
+      "`Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a " +
+        `key's refusals) passed their allowance of ${FREE_CALLS_PER_MINUTE} a minute and ${FREE_CALLS_PER_DAY} a ` +
+        "UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups " +
+        "of unknown tokens are spent",
+    ),
+    headers: RETRY_AFTER_HEADER,
+  },
   503: {
     ...error(
       "The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or " +

@@ -1005,6 +1005,23 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -1223,6 +1240,23 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -1359,6 +1393,23 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
           [name: string]: unknown;
         };
         content: {
@@ -1507,6 +1558,23 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -1642,6 +1710,23 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
           [name: string]: unknown;
         };
         content: {
@@ -1849,6 +1934,25 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -2018,6 +2122,25 @@ export interface operations {
           "X-Cost"?: number;
           /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
           "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
           [name: string]: unknown;
         };
         content: {
@@ -2206,6 +2329,25 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -2319,6 +2461,23 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
           [name: string]: unknown;
         };
         content: {
@@ -2548,6 +2707,25 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -2691,6 +2869,25 @@ export interface operations {
           "X-Cost"?: number;
           /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
           "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
           [name: string]: unknown;
         };
         content: {
@@ -2848,6 +3045,25 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -2978,6 +3194,23 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
           [name: string]: unknown;
         };
         content: {
@@ -3208,6 +3441,25 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -3353,6 +3605,25 @@ export interface operations {
           "X-Cost"?: number;
           /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
           "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
           [name: string]: unknown;
         };
         content: {
@@ -3582,6 +3853,25 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -3734,6 +4024,25 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -3877,6 +4186,23 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -4008,6 +4334,23 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
           [name: string]: unknown;
         };
         content: {
@@ -4178,6 +4521,25 @@ export interface operations {
           "X-Cost"?: number;
           /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
           "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
           [name: string]: unknown;
         };
         content: {
@@ -4374,6 +4736,25 @@ export interface operations {
           "X-Cost"?: number;
           /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
           "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
           [name: string]: unknown;
         };
         content: {
@@ -4633,6 +5014,23 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -4827,6 +5225,25 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -4942,6 +5359,23 @@ export interface operations {
           "X-Balance"?: number;
           /** @description Credits this call was charged */
           "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
           [name: string]: unknown;
         };
         content: {
@@ -5160,6 +5594,25 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
       503: {
         headers: {
@@ -5305,6 +5758,25 @@ export interface operations {
           "X-Cost"?: number;
           /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
           "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
           [name: string]: unknown;
         };
         content: {
