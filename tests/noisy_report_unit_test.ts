@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import {
   attackChecks,
+  controlReference,
   controlWarnings,
   kvFigures,
   latencySummary,
@@ -38,12 +39,12 @@ function mail(overrides: Partial<PhaseFigures["mail"]> = {}): PhaseFigures["mail
 function window(name: string, overrides: Partial<PhaseFigures> = {}): PhaseFigures {
   return {
     name,
-    kv: kvFigures(Array.from({ length: 1000 }, (_, i) => (i < 990 ? 5 : 20)), 0, 10),
+    kv: kvFigures(Array.from({ length: 1000 }, (_, i) => (i < 985 ? 5 : 20)), 0, 10),
     mail: mail(),
     eventsTableBytes: 0,
     eventsRowBytes: 0,
     peakRssMb: 200,
-    cpuSeconds: { service: 1, postgres: 1, task: 1 },
+    cpuSeconds: { service: 1, postgres: 1, task: 1, others: 0 },
     ...overrides,
   };
 }
@@ -98,18 +99,31 @@ Deno.test("mail: a mail never accepted, or accepted and never delivered, counts 
   assert.equal(figures.deliveryMaxMs, 9600, "the one never delivered waited from 400 to 10000");
 });
 
+Deno.test("an attack is compared with the mean of the victim alone before and after it", () => {
+  const before = window("control 0");
+  const after = window("control 1", { kv: { ...before.kv, perSecond: 50, p99Ms: 30 } });
+  assert.deepEqual(controlReference(before, after), {
+    from: ["control 0", "control 1"],
+    perSecond: 75,
+    p99Ms: 25,
+  });
+  assert.deepEqual(controlReference(before), { from: ["control 0"], perSecond: 100, p99Ms: 20 });
+  const noP99 = window("control 1", { kv: { ...before.kv, p99Ms: null } });
+  assert.equal(controlReference(before, noP99).p99Ms, null);
+});
+
 Deno.test("an attack window meets the targets only within every bound", () => {
-  const control = window("control before poison-input");
-  const controlKv = { perSecond: control.kv.perSecond, p99Ms: control.kv.p99Ms! };
+  const control = controlReference(window("control 0"));
+  const controlKv = { perSecond: control.perSecond, p99Ms: control.p99Ms! };
   assert.deepEqual(failed(attackChecks(attackWindow(controlKv), control)), []);
   // At the bounds exactly: 90% of the throughput, 1.5x the p99, 1000 ms, 2000 ms.
   const atBounds = attackWindow(
-    { perSecond: control.kv.perSecond * 0.9, p99Ms: control.kv.p99Ms! * 1.5 },
+    { perSecond: control.perSecond * 0.9, p99Ms: control.p99Ms! * 1.5 },
     { mail: mail({ acceptMaxMs: 1000, deliveryMaxMs: 2000 }), peakRssMb: 499 },
   );
   assert.deepEqual(failed(attackChecks(atBounds, control)), []);
   const past = attackWindow(
-    { perSecond: control.kv.perSecond * 0.89, p99Ms: control.kv.p99Ms! * 1.51 },
+    { perSecond: control.perSecond * 0.89, p99Ms: control.p99Ms! * 1.51 },
     { mail: mail({ acceptMaxMs: 1001, deliveryMaxMs: 2001 }), peakRssMb: 500 },
   );
   assert.deepEqual(failed(attackChecks(past, control)), [
@@ -120,13 +134,13 @@ Deno.test("an attack window meets the targets only within every bound", () => {
     "service RSS < 500 MB",
   ]);
   // 89.6% shows as 0.9 once rounded, and still fails.
-  const justUnder = attackWindow({ perSecond: control.kv.perSecond * 0.896, p99Ms: control.kv.p99Ms! });
+  const justUnder = attackWindow({ perSecond: control.perSecond * 0.896, p99Ms: control.p99Ms! });
   assert.deepEqual(failed(attackChecks(justUnder, control)), ["victim KV throughput >= 90% of control"]);
 });
 
 Deno.test("a mail not accepted or not delivered fails its target whatever the maximum says", () => {
-  const control = window("control");
-  const kv = { perSecond: control.kv.perSecond, p99Ms: control.kv.p99Ms! };
+  const control = controlReference(window("control 0"));
+  const kv = { perSecond: control.perSecond, p99Ms: control.p99Ms! };
   const lost = attackWindow(kv, {
     mail: mail({ accepted: 19, notAccepted: 1, acceptMaxMs: 10, delivered: 18, undelivered: 1 }),
   });
@@ -141,8 +155,8 @@ Deno.test("a mail not accepted or not delivered fails its target whatever the ma
 });
 
 Deno.test("the attacker's unbilled 5xx and a key past its cap fail their targets", () => {
-  const control = window("control");
-  const kv = { perSecond: control.kv.perSecond, p99Ms: control.kv.p99Ms! };
+  const control = controlReference(window("control 0"));
+  const kv = { perSecond: control.perSecond, p99Ms: control.p99Ms! };
   const free5xx = attackWindow(kv);
   free5xx.attack.unbilled5xx = 1;
   assert.deepEqual(failed(attackChecks(free5xx, control)), ["attacker gets no unbilled 5xx"]);
@@ -157,7 +171,7 @@ Deno.test("a control window is not judged, but says when the victim alone alread
   const busy = window("control", { mail: mail({ acceptMaxMs: 1500 }), peakRssMb: 900 });
   assert.deepEqual(controlWarnings(busy), [
     'the victim alone missed "victim mail accepted within 1000 ms" (max 1500 ms, 20 of 20 accepted)',
-    "the service held 900 MB before the attack began",
+    "the service held 900 MB with the victim alone",
   ]);
 });
 
@@ -213,7 +227,7 @@ Deno.test("log budget: the worst paid call per credit, and each free limit's byt
 });
 
 Deno.test("settings: defaults, bounds, and NOISY_ONLY in the task's order", () => {
-  assert.deepEqual(noisySettings({}), { seconds: 10, settleSeconds: 2, attacks: [...ATTACKS] });
+  assert.deepEqual(noisySettings({}), { seconds: 10, settleSeconds: 1, attacks: [...ATTACKS] });
   assert.deepEqual(noisySettings({ NOISY_SECONDS: "5", NOISY_ONLY: "idle-smtp, poison-input" }).attacks, [
     "poison-input",
     "idle-smtp",

@@ -1,16 +1,15 @@
 // `deno task noisy-neighbour`: one tenant must not hurt another (issue 21). On a PostgreSQL 15
 // cluster of its own (a spare port, removed at the end, on failure and on Ctrl-C), the service
 // runs as the README's command runs it; a victim wallet's steady workload (KV calls, mail to its
-// mailbox, deliveries to a local receiver) is measured alone, then beside an attack, for each
-// attack in turn. Prints each window's figures and verdicts, the permanent-log budget, and one
+// mailbox, deliveries to a local receiver) is measured alone, then beside each attack in turn,
+// alone again between every two. Prints each window's figures and verdicts, the permanent-log budget, and one
 // JSON line; exit 1 when a target is missed. NOISY_SECONDS (default 10) sets each window's length,
-// NOISY_SETTLE_SECONDS (default 2) the pause between, NOISY_ONLY a comma-separated list of attacks.
+// NOISY_SETTLE_SECONDS (default 1) the pause between, NOISY_ONLY a comma-separated list of attacks.
 import { describeMachine } from "./bench/system.ts";
 import { fundedWallets } from "./chaos/wallets.ts";
 import { type BenchCluster, clusterName, ownCluster, removeCluster } from "./noisy_neighbour/cluster.ts";
 import { type NoisyService, startNoisyService } from "./noisy_neighbour/service.ts";
-import { noisySettings } from "./noisy_neighbour/settings.ts";
-import { LOAD } from "./noisy_neighbour/settings.ts";
+import { LOAD, noisySettings } from "./noisy_neighbour/settings.ts";
 import { createMailbox, newWallet, spendAll } from "./noisy_neighbour/api.ts";
 import { type DeliveryReceiver, startReceiver } from "./noisy_neighbour/receiver.ts";
 import { VictimMailbox } from "./noisy_neighbour/victim_mail.ts";
@@ -18,6 +17,8 @@ import { type PhaseRun, runPhase, warmUp } from "./noisy_neighbour/phase.ts";
 import {
   attackChecks,
   type Check,
+  controlReference,
+  type KvReference,
   type PhaseFigures,
   phaseLines,
   summaryLines,
@@ -84,6 +85,7 @@ async function smtpReady(port: number) {
 }
 
 async function main(): Promise<boolean> {
+  const started = performance.now();
   const settings = noisySettings(Deno.env.toObject());
   const machine = await describeMachine();
   say(`machine: ${machine}`);
@@ -137,14 +139,12 @@ async function main(): Promise<boolean> {
 
   await warmUp(run, WARM_UP_SECONDS);
   await waitUntilQuiet(running.pid, QUIET_WAIT_MS);
-  const rows: { phase: PhaseFigures; checks: Check[]; control?: PhaseFigures }[] = [];
-  const report = (phase: PhaseFigures, control?: PhaseFigures) => {
+  const rows: { phase: PhaseFigures; checks: Check[]; control?: KvReference }[] = [];
+  const report = (phase: PhaseFigures, control?: KvReference) => {
     const checks = control ? attackChecks(phase, control) : [];
     rows.push({ phase, checks, control });
     for (const line of phaseLines(phase, checks, control)) console.log(line);
   };
-  // Paired windows, as issue 21 measured: the victim alone, then beside the attack, so that the
-  // machine's other work drifts little between the two figures compared.
   const settle = async () => {
     await sleep(settings.settleSeconds * 1000);
     if (!await waitUntilQuiet(running.pid, QUIET_WAIT_MS)) {
@@ -153,15 +153,25 @@ async function main(): Promise<boolean> {
       );
     }
   };
-  for (const attack of settings.attacks) {
-    const control = await runPhase(run, `control before ${attack}`);
-    report(control);
+  // The victim alone between every two attacks: each attack is compared with the mean of the
+  // windows just before and just after it, so that the machine's other work drifting over the
+  // run weighs on both sides.
+  let before = await runPhase(run, "control 0");
+  report(before);
+  for (const [i, attack] of settings.attacks.entries()) {
     await settle();
-    report(await runPhase(run, attack, attack), control);
+    say(`${attack} (${Math.round((performance.now() - started) / 1000)} s into the run)`);
+    const attacked = await runPhase(run, attack, attack);
     await settle();
+    const after = await runPhase(run, `control ${i + 1}`);
+    report(attacked, controlReference(before, after));
+    report(after);
+    before = after;
   }
 
-  say("measuring the permanent-log budget");
+  say(
+    `measuring the permanent-log budget (${Math.round((performance.now() - started) / 1000)} s into the run)`,
+  );
   const budget = await measureLogBudget({
     url: running.url,
     sql,
@@ -188,7 +198,7 @@ async function main(): Promise<boolean> {
       },
       phases: rows.map(({ phase, checks, control }) => ({
         ...phase,
-        ...(control ? { control: control.name } : {}),
+        ...(control ? { control } : {}),
         checks,
       })),
       budget,

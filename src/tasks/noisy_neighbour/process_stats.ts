@@ -1,7 +1,8 @@
 // The service's memory and the CPU each side used over a phase: the peak resident set (VmHWM,
 // reset at the phase's start through clear_refs, and VmRSS sampled as a check), CPU seconds of the
-// service, the Postgres cluster and this task.
-import { clusterCpuSeconds, processCpuSeconds } from "../bench/system.ts";
+// service, the Postgres cluster, this task, and every other process of the machine (work that is
+// not the task's makes a window's figures less comparable).
+import { clusterCpuSeconds, machineCpuSeconds, processCpuSeconds } from "../bench/system.ts";
 
 const SAMPLE_EVERY_MS = 200;
 
@@ -16,7 +17,10 @@ function statusKb(pid: number, field: "VmHWM" | "VmRSS"): number {
 
 export interface PhaseMeter {
   /** The peak RSS in MB since the meter started, and the CPU seconds each side used. */
-  stop(): { peakRssMb: number; cpuSeconds: { service: number; postgres: number; task: number } };
+  stop(): {
+    peakRssMb: number;
+    cpuSeconds: { service: number; postgres: number; task: number; others: number };
+  };
 }
 
 /**
@@ -35,6 +39,7 @@ export function startPhaseMeter(servicePid: number, postmasterPid: number): Phas
     service: processCpuSeconds(servicePid),
     postgres: clusterCpuSeconds(postmasterPid),
     task: processCpuSeconds(Deno.pid),
+    machine: machineCpuSeconds().busy,
   });
   const before = cpu();
   return {
@@ -42,10 +47,17 @@ export function startPhaseMeter(servicePid: number, postmasterPid: number): Phas
       clearInterval(sampler);
       const after = cpu();
       const peakKb = Math.max(sampledKb, statusKb(servicePid, "VmRSS"), statusKb(servicePid, "VmHWM"));
-      const used = (side: keyof typeof before) => Math.round((after[side] - before[side]) * 10) / 10;
+      const used = (side: keyof typeof before) => after[side] - before[side];
+      const tenths = (seconds: number) => Math.round(seconds * 10) / 10;
+      const ours = used("service") + used("postgres") + used("task");
       return {
         peakRssMb: Math.round(peakKb / 1024),
-        cpuSeconds: { service: used("service"), postgres: used("postgres"), task: used("task") },
+        cpuSeconds: {
+          service: tenths(used("service")),
+          postgres: tenths(used("postgres")),
+          task: tenths(used("task")),
+          others: tenths(Math.max(0, used("machine") - ours)),
+        },
       };
     },
   };

@@ -38,7 +38,7 @@ export const LOAD = {
 export interface NoisySettings {
   /** Measured seconds of each phase. */
   seconds: number;
-  /** Seconds of quiet between phases. */
+  /** Seconds of pause between windows, before the wait for the service to be quiet. */
   settleSeconds: number;
   /** The attacks to run, in order. */
   attacks: AttackName[];
@@ -78,7 +78,7 @@ export function noisySettings(env: Record<string, string | undefined>): NoisySet
   }
   return {
     seconds: wholeNumber(env, "NOISY_SECONDS", 10, [3, 120]),
-    settleSeconds: wholeNumber(env, "NOISY_SETTLE_SECONDS", 2, [0, 60]),
+    settleSeconds: wholeNumber(env, "NOISY_SETTLE_SECONDS", 1, [0, 60]),
     attacks,
   };
 }
