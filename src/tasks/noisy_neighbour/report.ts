@@ -80,7 +80,11 @@ export interface PhaseFigures {
   kv: KvFigures;
   mail: MailFigures;
   attack?: AttackFigures;
-  /** Growth of pg_total_relation_size('events') over the phase (table, TOAST and indexes). */
+  /**
+   * Growth of pg_total_relation_size('events') over the phase (table, TOAST and indexes). This,
+   * the rows, the RSS and the CPU run from the attack's set-up on; the victim's figures, over the
+   * window alone.
+   */
   eventsTableBytes: number;
   /** Sum of pg_column_size of the `events` rows the phase added, every wallet. */
   eventsRowBytes: number;
@@ -316,13 +320,15 @@ export function phaseLines(phase: PhaseFigures, checks: Check[], control?: KvRef
     );
     for (const note of attack.notes) lines.push(`  attacker: ${note}`);
   }
+  // An attack's memory, CPU and log figures run from its set-up on (the mails it sends first ...).
+  const since = attack ? " (its set-up included)" : "";
   lines.push(
-    `  permanent log: events table +${formatBytes(phase.eventsTableBytes)} ` +
+    `  permanent log${since}: events table +${formatBytes(phase.eventsTableBytes)} ` +
       `(pg_total_relation_size), rows added ${formatBytes(phase.eventsRowBytes)} (sum of pg_column_size)` +
       (attack?.attackerEventBytes != null
         ? `, the attacker's ${formatBytes(attack.attackerEventBytes)}`
         : ""),
-    `  service peak RSS ${phase.peakRssMb} MB; CPU seconds: service ${phase.cpuSeconds.service}, ` +
+    `  service${since}: peak RSS ${phase.peakRssMb} MB; CPU seconds: service ${phase.cpuSeconds.service}, ` +
       `Postgres ${phase.cpuSeconds.postgres}, this task (victim and attacker clients) ${phase.cpuSeconds.task}, ` +
       `other processes ${phase.cpuSeconds.others}`,
   );
