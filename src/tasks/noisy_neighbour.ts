@@ -109,7 +109,7 @@ async function main(): Promise<boolean> {
   await spendAll(running.url, zero);
   const mailbox = new VictimMailbox();
   receiver = startReceiver("ok", mailbox.delivered);
-  const mailAddress = await createMailbox(running.url, victimToken, VICTIM_FROM, {
+  const mailAddress = await createMailbox(running.url, { token: victimToken, from: VICTIM_FROM }, {
     webhookId: "inbox",
     target: `${receiver.url}/inbox`,
   });

@@ -2,6 +2,12 @@
 // few set-up calls (a wallet, a mailbox, a scoped key, a balance). Every client names its own
 // address in X-Forwarded-For (the service runs with TRUST_PROXY), so each counts as itself.
 
+/** Who calls: a token or scoped key, and the client address the service is told. */
+export interface Caller {
+  token: string;
+  from: string;
+}
+
 export interface ApiAnswer {
   status: number;
   text: string;
@@ -67,25 +73,19 @@ export async function newWallet(url: string, from: string): Promise<string> {
  * The wallet's balance read through GET /token, and that read's own cost, so that a difference of
  * two reads can leave the second read out.
  */
-export async function readBalance(
-  url: string,
-  token: string,
-  from: string,
-): Promise<{ balance: number; cost: number }> {
-  const answer = expect(await api(url, "GET", "/token", { token, from }), "GET /token");
+export async function readBalance(url: string, wallet: Caller): Promise<{ balance: number; cost: number }> {
+  const answer = expect(await api(url, "GET", "/token", wallet), "GET /token");
   return { balance: Number(JSON.parse(answer.text).wallet), cost: answer.cost ?? 0 };
 }
 
 /** A mailbox webhook delivering to `target`; its mail address. */
 export async function createMailbox(
   url: string,
-  token: string,
-  from: string,
+  wallet: Caller,
   mailbox: { webhookId: string; target: string },
 ): Promise<string> {
   const answer = await api(url, "POST", "/webhook", {
-    token,
-    from,
+    ...wallet,
     ...json({ webhookId: mailbox.webhookId, url: mailbox.target }),
   });
   return JSON.parse(expect(answer, `POST /webhook (${mailbox.webhookId})`).text).email;
@@ -94,25 +94,24 @@ export async function createMailbox(
 /** A scoped key of the wallet; its secret and id. */
 export async function createKey(
   url: string,
-  token: string,
-  from: string,
+  wallet: Caller,
   rules: Record<string, unknown>,
 ): Promise<{ key: string; id: string }> {
-  const answer = await api(url, "POST", "/token/keys", { token, from, ...json(rules) });
+  const answer = await api(url, "POST", "/token/keys", { ...wallet, ...json(rules) });
   const made = JSON.parse(expect(answer, "POST /token/keys").text);
   return { key: made.key, id: made.id };
 }
 
 /** A scoped key's spend as GET /token/keys shows it (the wallet token pays the read). */
-export async function keySpent(url: string, token: string, from: string, id: string): Promise<number> {
-  const answer = expect(await api(url, "GET", "/token/keys", { token, from }), "GET /token/keys");
+export async function keySpent(url: string, wallet: Caller, id: string): Promise<number> {
+  const answer = expect(await api(url, "GET", "/token/keys", wallet), "GET /token/keys");
   const key = (JSON.parse(answer.text).keys as { id: string; spent: number }[]).find((k) => k.id === id);
   if (!key) throw new Error(`GET /token/keys does not list key "${id}"`);
   return key.spent;
 }
 
 /** Spends a new wallet's 100 credits on cheap calls (404s), so that its next call gets 402. */
-export async function spendAll(url: string, wallet: { token: string; from: string }): Promise<void> {
+export async function spendAll(url: string, wallet: Caller): Promise<void> {
   let balance = 100;
   while (balance > 0) {
     const answers = await Promise.all(

@@ -268,7 +268,7 @@ async function emailProbe(
   if (!options.smtpPort || !options.allowPrivateWebhooks) return undefined;
   const receiver = startReceiver("ok");
   try {
-    const mailbox = await createMailbox(options.url, payer.token, payer.from, {
+    const mailbox = await createMailbox(options.url, payer, {
       webhookId: "budget",
       target: `${receiver.url}/budget`,
     });

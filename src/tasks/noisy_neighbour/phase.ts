@@ -70,7 +70,7 @@ export async function warmUp(run: PhaseRun, seconds: number): Promise<void> {
 export async function runPhase(run: PhaseRun, name: string, attack?: AttackName): Promise<PhaseFigures> {
   const withWallet = attack !== undefined && !WALLETLESS.has(attack);
   const attacker = run.attack.attacker;
-  const before = withWallet ? await readBalance(run.url, attacker.token, attacker.from) : undefined;
+  const before = withWallet ? await readBalance(run.url, attacker) : undefined;
   const mark = await eventsMark(run.sql);
   const meter = startPhaseMeter(run.servicePid, run.postmasterPid);
 
@@ -98,7 +98,7 @@ export async function runPhase(run: PhaseRun, name: string, attack?: AttackName)
   let figures: AttackFigures | undefined;
   if (attack && outcome) {
     const attackerEventBytes = withWallet ? await rowBytesSince(run.sql, mark, attackerWallets) : null;
-    const spent = before ? await readBalance(run.url, attacker.token, attacker.from) : undefined;
+    const spent = before ? await readBalance(run.url, attacker) : undefined;
     figures = {
       requests: outcome.tally.requests,
       statuses: outcome.tally.statuses,

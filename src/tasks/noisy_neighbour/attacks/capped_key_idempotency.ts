@@ -11,7 +11,7 @@ const IDEMPOTENCY_KEY = "noisy-reused-key";
 
 export const cappedKeyIdempotency: Attack = async (context) => {
   const { url, attacker } = context;
-  const key = await createKey(url, attacker.token, attacker.from, {
+  const key = await createKey(url, attacker, {
     name: "capped",
     scope: "read",
     buckets: ["only"],
@@ -50,7 +50,7 @@ export const cappedKeyIdempotency: Attack = async (context) => {
   return {
     async stop() {
       await loops.stop();
-      const spent = await keySpent(url, attacker.token, attacker.from, key.id);
+      const spent = await keySpent(url, attacker, key.id);
       return {
         tally: loops.tally,
         key: { spent, cap: KEY_CAP },

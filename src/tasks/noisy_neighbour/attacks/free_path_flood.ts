@@ -12,7 +12,7 @@ const PADS = 16;
 
 export const freePathFlood: Attack = async (context) => {
   // A read-only key limited to bucket "only": every call on another bucket is its 403.
-  const key = await createKey(context.url, context.attacker.token, context.attacker.from, {
+  const key = await createKey(context.url, context.attacker, {
     name: "flood",
     scope: "read",
     buckets: ["only"],

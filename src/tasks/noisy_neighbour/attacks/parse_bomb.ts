@@ -45,7 +45,7 @@ function bombMessage(to: string): string {
 
 export const parseBomb: Attack = async (context) => {
   const receiver = startReceiver("ok");
-  const mailbox = await createMailbox(context.url, context.attacker.token, context.attacker.from, {
+  const mailbox = await createMailbox(context.url, context.attacker, {
     webhookId: "bombs",
     target: `${receiver.url}/bombs`,
   });

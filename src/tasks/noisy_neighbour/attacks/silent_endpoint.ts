@@ -20,7 +20,7 @@ export const silentEndpoint: Attack = async (context) => {
   const { url, attacker } = context;
   const since = new Date(Date.now() - 60_000).toISOString();
   const endpoint = startReceiver("refuse");
-  const mailbox = await createMailbox(url, attacker.token, attacker.from, {
+  const mailbox = await createMailbox(url, attacker, {
     webhookId: WEBHOOK_ID,
     target: `${endpoint.url}/silent`,
   });
