@@ -2,6 +2,7 @@
 import { z } from "zod";
 import type { ConnectionBounds } from "./net/connection_gate.ts";
 import type { OpenOptions, PoolerMode } from "./db/connect.ts";
+import { type DeliverySlots, deliverySlots } from "./webhooks/delivery_slots.ts";
 
 const flag = z
   .enum(["", "0", "1", "false", "true", "off", "on", "no", "yes"], {
@@ -12,6 +13,8 @@ const flag = z
 const port = z.coerce.number().int().min(0).max(65535);
 const millis = z.coerce.number().int("must be whole milliseconds").min(100, "must be at least 100")
   .max(3_600_000, "must be at most 3600000");
+const slots = z.coerce.number().int("must be an integer").min(1, "must be at least 1")
+  .max(1024, "must be at most 1024");
 const connections = z.coerce.number().int("must be an integer").min(1, "must be at least 1")
   .max(1_000_000, "must be at most 1000000");
 
@@ -45,6 +48,9 @@ const ConfigSchema = z.object({
     .max(1_000_000, "must be at most 1000000").default(20),
   WEBHOOK_PAUSE_AFTER_HOURS: z.coerce.number().min(0, "must be at least 0").max(8760, "must be at most 8760")
     .default(24),
+  DELIVERY_SLOTS: slots.default(32),
+  DELIVERY_SLOTS_PER_WALLET: slots.default(4),
+  DELIVERY_SLOTS_PER_ENDPOINT: slots.default(2),
   HTTP_HEADERS_TIMEOUT_MS: millis.default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: millis.default(30_000),
   HTTP_IDLE_TIMEOUT_MS: millis.default(60_000),
@@ -108,6 +114,11 @@ export interface Config {
   deliveryRetryScale: number;
   /** When a failing endpoint pauses its webhook (failed attempts or runs in a row, and hours of them). */
   webhookHealth: { pauseAfterFailures: number; pauseAfterMs: number };
+  /**
+   * Delivery attempts in flight at once in one instance, and the most one wallet and one endpoint
+   * of a wallet may hold (each at most the one before it).
+   */
+  deliverySlots: DeliverySlots;
   /** Timeouts and connection bounds of the HTTP server. */
   http: HttpLimits;
   /** Idle time and connection bounds of the SMTP receiver. */
@@ -161,6 +172,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
       pauseAfterFailures: c.WEBHOOK_PAUSE_AFTER_FAILURES,
       pauseAfterMs: Math.round(c.WEBHOOK_PAUSE_AFTER_HOURS * 3600 * 1000),
     },
+    deliverySlots: deliverySlots(
+      c.DELIVERY_SLOTS,
+      c.DELIVERY_SLOTS_PER_WALLET,
+      c.DELIVERY_SLOTS_PER_ENDPOINT,
+    ),
     http: {
       headersTimeoutMs: c.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: c.HTTP_REQUEST_TIMEOUT_MS,

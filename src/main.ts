@@ -59,6 +59,7 @@ const deliveries = startDeliveryWorker({
   }),
   retryScale: config.deliveryRetryScale,
   health: config.webhookHealth,
+  slots: config.deliverySlots,
 });
 deliveryWakeUp.wake = deliveries.wake;
 // Every instance runs it: the database decides which one handles each planned time.
