@@ -1,7 +1,8 @@
 // The endpoint health read model: per webhook, whether it is paused (by its owner, or by the
 // service when its endpoint kept failing) and the streak of failed attempts that decides the
-// pause and the failure alert. Folded from the webhook events and the attempts of its email and
-// scheduled deliveries; a success ends a streak and its episode.
+// pause and the failure alert. Folded from the webhook events, the attempts of its email and
+// scheduled deliveries and its refused runs (a wallet that cannot pay fails the run); a success
+// ends a streak and its episode.
 import type { StoredEvent } from "../events/catalogue.ts";
 import { type Projection, type ReadKind, rowRead } from "./projection.ts";
 
@@ -53,6 +54,14 @@ function endpointAttempt(event: StoredEvent): event is Extract<StoredEvent, { ty
   return event.type === "DeliveryAttempted" && event.data.kind !== "alert";
 }
 
+/**
+ * Whether an event is a refused run that counts as a failed run: those with a status, written since
+ * issue 21 (older refusals did not count, and their replay must not count them either).
+ */
+function refusedRun(event: StoredEvent): event is Extract<StoredEvent, { type: "ScheduleRunFailed" }> {
+  return event.type === "ScheduleRunFailed" && event.data.status !== undefined;
+}
+
 function webhookIdOf(event: StoredEvent): string | null {
   switch (event.type) {
     case "WebhookCreated":
@@ -63,7 +72,7 @@ function webhookIdOf(event: StoredEvent): string | null {
     case "WebhookFailing":
       return event.data.webhookId;
   }
-  return endpointAttempt(event) ? event.data.webhookId : null;
+  return endpointAttempt(event) || refusedRun(event) ? event.data.webhookId : null;
 }
 
 /** Pure fold step of the health model. A webhook from before the model gets its row at its first event. */
@@ -93,6 +102,16 @@ export function evolveHealth(
         failing_since: current.failing_since ?? new Date(d.at ?? event.recordedAt.toISOString()),
         last_status: d.status ?? null,
         last_error: d.error ?? null,
+      };
+    }
+    case "ScheduleRunFailed": {
+      const d = event.data;
+      return {
+        ...current,
+        failures: current.failures + 1,
+        failing_since: current.failing_since ?? new Date(d.executedAt),
+        last_status: d.status ?? null,
+        last_error: d.error,
       };
     }
   }
