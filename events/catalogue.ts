@@ -208,6 +208,8 @@ export const EventSchemas = {
     webhookId: z.string(),
     messageId: z.string(),
     reason: z.enum(["retry", "recover"]),
+    /** On the first delivery of a recover (since issue 21): the webhook's next recover queues none before. */
+    nextRecoverAt: z.iso.datetime().optional(),
   }),
   /** The synchronous test send of POST /webhook/<id>/test, recorded in the delivery history. */
   WebhookTested: z.object({

@@ -15,6 +15,8 @@ const millis = z.coerce.number().int("must be whole milliseconds").min(100, "mus
   .max(3_600_000, "must be at most 3600000");
 const slots = z.coerce.number().int("must be an integer").min(1, "must be at least 1")
   .max(1024, "must be at most 1024");
+const recoverInterval = z.coerce.number().int("must be whole milliseconds").min(1000, "must be at least 1000")
+  .max(86_400_000, "must be at most 86400000");
 const connections = z.coerce.number().int("must be an integer").min(1, "must be at least 1")
   .max(1_000_000, "must be at most 1000000");
 
@@ -51,6 +53,7 @@ const ConfigSchema = z.object({
   DELIVERY_SLOTS: slots.default(32),
   DELIVERY_SLOTS_PER_WALLET: slots.default(4),
   DELIVERY_SLOTS_PER_ENDPOINT: slots.default(2),
+  WEBHOOK_RECOVER_INTERVAL_MS: recoverInterval.default(60_000),
   HTTP_HEADERS_TIMEOUT_MS: millis.default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: millis.default(30_000),
   HTTP_IDLE_TIMEOUT_MS: millis.default(60_000),
@@ -119,6 +122,8 @@ export interface Config {
    * of a wallet may hold (each at most the one before it).
    */
   deliverySlots: DeliverySlots;
+  /** One recover per webhook that queues deliveries in this time. */
+  recoverIntervalMs: number;
   /** Timeouts and connection bounds of the HTTP server. */
   http: HttpLimits;
   /** Idle time and connection bounds of the SMTP receiver. */
@@ -177,6 +182,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
       c.DELIVERY_SLOTS_PER_WALLET,
       c.DELIVERY_SLOTS_PER_ENDPOINT,
     ),
+    recoverIntervalMs: c.WEBHOOK_RECOVER_INTERVAL_MS,
     http: {
       headersTimeoutMs: c.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: c.HTTP_REQUEST_TIMEOUT_MS,

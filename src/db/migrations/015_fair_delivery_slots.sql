@@ -14,3 +14,6 @@ create index webhook_deliveries_waiting_idx on webhook_deliveries (wallet_id, we
   where held or (kind = 'email' and next_attempt_at is not null);
 drop index if exists webhook_deliveries_webhook_idx;
 
+-- Recover is paced per webhook: the earliest time its next recover may queue deliveries, folded
+-- from the DeliveryRequeued event that carries it (projections/webhook_health.ts).
+alter table webhook_health add column recover_after timestamptz;

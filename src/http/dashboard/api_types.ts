@@ -339,7 +339,7 @@ export interface paths {
     put?: never;
     /**
      * Send again every failed or abandoned delivery created in a window (at most 7 days back)
-     * @description At most 500 a call, oldest first: call again for the next ones. Nothing is charged again but the call. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
+     * @description At most 500 a call, oldest first: call again for the next ones. Nothing is charged again but the call. One recover that queues deliveries per webhook per `WEBHOOK_RECOVER_INTERVAL_MS` (default 60 s): within it, `429` with `Retry-After`, charged like any refusal; one with nothing to queue answers `{"queued": 0}` at any time. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
     post: operations["recoverDeliveries"];
     delete?: never;
@@ -4374,6 +4374,25 @@ export interface operations {
           "X-Cost"?: number;
           /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
           "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The webhook was recovered within the interval: `Too Many Requests: ...` */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
           [name: string]: unknown;
         };
         content: {
