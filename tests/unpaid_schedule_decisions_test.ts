@@ -11,7 +11,7 @@ import { fireRunCommand } from "../src/schedules/commands.ts";
 import type { ScheduleClaim } from "../src/schedules/claims.ts";
 import type { ScheduleRow } from "../projections/schedules.ts";
 import { evolveHealth, healthyRow } from "../projections/webhook_health.ts";
-import { type AlertIds, PAUSED_UNPAID } from "../src/webhooks/endpoint_health.ts";
+import type { AlertIds } from "../src/webhooks/endpoint_health.ts";
 import { created, opened, scheduledData } from "./helpers/webhook_spec.ts";
 
 const RULES = { pauseAfterFailures: 4, pauseAfterMs: 24 * 3600_000 };
@@ -90,7 +90,7 @@ Deno.test("the refusal that reaches the bound turns the schedule inactive, pause
   assert.deepEqual(updated.data.schedule, { ...EVERY_MINUTE, active: false });
   assert.deepEqual(
     [paused.data.reason, paused.data.failures, paused.data.lastStatus, paused.data.lastError],
-    [PAUSED_UNPAID, RULES.pauseAfterFailures, 402, "Insufficient credits"],
+    ["runs not paid", RULES.pauseAfterFailures, 402, "Insufficient credits"],
   );
   assert.deepEqual(call.effects?.map((e) => e.type), ["endScheduleClaim", "queueDelivery"]);
   const alert = (call.effects![1] as any).delivery;
