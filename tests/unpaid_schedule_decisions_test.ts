@@ -104,25 +104,29 @@ Deno.test("the refusal that reaches the bound turns the schedule inactive, pause
   assert.equal(call.charge ?? 0, 0, "the pause, like the refusal, is free");
 });
 
-Deno.test("a delivered run ends the streak: the count starts again", () => {
-  const before = [
-    ...given,
-    ...refusals(RULES.pauseAfterFailures - 1, new Date(planned.getTime() - MINUTE)),
-    newEvent("DeliveryAttempted", {
-      attemptId: "a1",
-      deliveryId: "dlv_ok",
-      webhookId: "job",
-      kind: "scheduled",
-      messageId: "sch_job_1",
-      attempt: 1,
-      ok: true,
-      status: 200,
-      latencyMs: 5,
-      cost: 2,
-      balance: 1,
-    }),
-  ];
-  assert.deepEqual(types(refuse(before, planned).events), ["ScheduleRunFailed"]);
+Deno.test("a delivered run ends the streak: the count starts again from it", () => {
+  const n = RULES.pauseAfterFailures;
+  const delivered = newEvent("DeliveryAttempted", {
+    attemptId: "a1",
+    deliveryId: "dlv_ok",
+    webhookId: "job",
+    kind: "scheduled",
+    messageId: "sch_job_1",
+    attempt: 1,
+    ok: true,
+    status: 200,
+    latencyMs: 5,
+    cost: 2,
+    balance: 1,
+  });
+  const earlier = refusals(n - 1, new Date(planned.getTime() - n * MINUTE));
+  // n - 1 refusals, a delivered run, n - 2 refusals: the next one is the (n - 1)th of its streak.
+  const short = [...given, ...earlier, delivered, ...refusals(n - 2, planned)];
+  assert.deepEqual(types(refuse(short, planned).events), ["ScheduleRunFailed"]);
+  // One more refusal before it, and it is the nth: the schedule turns inactive, counting n.
+  const full = [...given, ...earlier, delivered, ...refusals(n - 1, planned)];
+  const paused = refuse(full, planned).events!.find((e) => e.type === "WebhookPaused");
+  assert.equal((paused?.data as { failures?: number } | undefined)?.failures, n);
 });
 
 Deno.test("refusals written before issue 21 carry no status and never count", () => {
