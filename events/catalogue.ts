@@ -148,6 +148,11 @@ export const EventSchemas = {
     executedAt: z.iso.datetime(),
     error: z.string(),
     nextRunAt: z.iso.datetime().nullable(),
+    /**
+     * The refusal's status (402). Written since issue 21: a refusal with it is a failed run of the
+     * webhook's health (towards its pause); the ones written before it were not.
+     */
+    status: z.number().int().optional(),
   }),
   /**
    * Runs missed by more than the grace period (the service was down): every planned time from
@@ -203,6 +208,8 @@ export const EventSchemas = {
     webhookId: z.string(),
     messageId: z.string(),
     reason: z.enum(["retry", "recover"]),
+    /** On the first delivery of a recover (since issue 21): the webhook's next recover queues none before. */
+    nextRecoverAt: z.iso.datetime().optional(),
   }),
   /** The synchronous test send of POST /webhook/<id>/test, recorded in the delivery history. */
   WebhookTested: z.object({

@@ -1,7 +1,8 @@
 // The endpoint health read model: per webhook, whether it is paused (by its owner, or by the
 // service when its endpoint kept failing) and the streak of failed attempts that decides the
-// pause and the failure alert. Folded from the webhook events and the attempts of its email and
-// scheduled deliveries; a success ends a streak and its episode.
+// pause and the failure alert, and when its next recover may queue deliveries. Folded from the
+// webhook events, the attempts of its email and scheduled deliveries, its refused runs (a wallet
+// that cannot pay fails the run) and its recovers; a success ends a streak and its episode.
 import type { StoredEvent } from "../events/catalogue.ts";
 import { type Projection, type ReadKind, rowRead } from "./projection.ts";
 
@@ -19,6 +20,8 @@ export interface WebhookHealthRow {
   last_error: string | null;
   /** The streak's alert went out: no other until a success (or a resume) ends the episode. */
   failing_alerted: boolean;
+  /** A recover before this time queues nothing (429): recovers are paced per webhook. */
+  recover_after: Date | null;
 }
 
 const COLUMNS = [
@@ -31,6 +34,7 @@ const COLUMNS = [
   "last_status",
   "last_error",
   "failing_alerted",
+  "recover_after",
 ] as const;
 
 /** A webhook with no history: sending, no failures. */
@@ -45,12 +49,26 @@ export function healthyRow(walletId: string, webhookId: string): WebhookHealthRo
     last_status: null,
     last_error: null,
     failing_alerted: false,
+    recover_after: null,
   };
 }
 
 /** Whether an event is an attempt that speaks for the endpoint's health (not an alert's). */
 function endpointAttempt(event: StoredEvent): event is Extract<StoredEvent, { type: "DeliveryAttempted" }> {
   return event.type === "DeliveryAttempted" && event.data.kind !== "alert";
+}
+
+/**
+ * Whether an event is a refused run that counts as a failed run: those with a status, written since
+ * issue 21 (older refusals did not count, and their replay must not count them either).
+ */
+function refusedRun(event: StoredEvent): event is Extract<StoredEvent, { type: "ScheduleRunFailed" }> {
+  return event.type === "ScheduleRunFailed" && event.data.status !== undefined;
+}
+
+/** Whether an event paces the webhook's recovers (the first delivery of a recover since issue 21). */
+function pacedRecover(event: StoredEvent): event is Extract<StoredEvent, { type: "DeliveryRequeued" }> {
+  return event.type === "DeliveryRequeued" && event.data.nextRecoverAt !== undefined;
 }
 
 function webhookIdOf(event: StoredEvent): string | null {
@@ -63,7 +81,7 @@ function webhookIdOf(event: StoredEvent): string | null {
     case "WebhookFailing":
       return event.data.webhookId;
   }
-  return endpointAttempt(event) ? event.data.webhookId : null;
+  return endpointAttempt(event) || refusedRun(event) || pacedRecover(event) ? event.data.webhookId : null;
 }
 
 /** Pure fold step of the health model. A webhook from before the model gets its row at its first event. */
@@ -80,8 +98,8 @@ export function evolveHealth(
     case "WebhookPaused":
       return { ...current, paused_at: event.recordedAt, paused_reason: event.data.reason };
     case "WebhookResumed":
-      // Resuming starts afresh: the next pause needs a whole new streak.
-      return { ...healthyRow(event.walletId, webhookId) };
+      // Resuming starts afresh: the next pause needs a whole new streak. Recovers stay paced.
+      return { ...healthyRow(event.walletId, webhookId), recover_after: current.recover_after };
     case "WebhookFailing":
       return { ...current, failing_alerted: true };
     case "DeliveryAttempted": {
@@ -94,6 +112,20 @@ export function evolveHealth(
         last_status: d.status ?? null,
         last_error: d.error ?? null,
       };
+    }
+    case "ScheduleRunFailed": {
+      const d = event.data;
+      return {
+        ...current,
+        failures: current.failures + 1,
+        failing_since: current.failing_since ?? new Date(d.executedAt),
+        last_status: d.status ?? null,
+        last_error: d.error,
+      };
+    }
+    case "DeliveryRequeued": {
+      const next = event.data.nextRecoverAt;
+      return next === undefined ? current : { ...current, recover_after: new Date(next) };
     }
   }
   return current;

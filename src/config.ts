@@ -2,6 +2,7 @@
 import { z } from "zod";
 import type { ConnectionBounds } from "./net/connection_gate.ts";
 import type { OpenOptions, PoolerMode } from "./db/connect.ts";
+import { type DeliverySlots, deliverySlots } from "./webhooks/delivery_slots.ts";
 
 const flag = z
   .enum(["", "0", "1", "false", "true", "off", "on", "no", "yes"], {
@@ -12,6 +13,10 @@ const flag = z
 const port = z.coerce.number().int().min(0).max(65535);
 const millis = z.coerce.number().int("must be whole milliseconds").min(100, "must be at least 100")
   .max(3_600_000, "must be at most 3600000");
+const slots = z.coerce.number().int("must be an integer").min(1, "must be at least 1")
+  .max(1024, "must be at most 1024");
+const recoverInterval = z.coerce.number().int("must be whole milliseconds").min(1000, "must be at least 1000")
+  .max(86_400_000, "must be at most 86400000");
 const connections = z.coerce.number().int("must be an integer").min(1, "must be at least 1")
   .max(1_000_000, "must be at most 1000000");
 
@@ -49,6 +54,10 @@ const ConfigSchema = z.object({
     .max(1_000_000, "must be at most 1000000").default(20),
   WEBHOOK_PAUSE_AFTER_HOURS: z.coerce.number().min(0, "must be at least 0").max(8760, "must be at most 8760")
     .default(24),
+  DELIVERY_SLOTS: slots.default(32),
+  DELIVERY_SLOTS_PER_WALLET: slots.default(4),
+  DELIVERY_SLOTS_PER_ENDPOINT: slots.default(2),
+  WEBHOOK_RECOVER_INTERVAL_MS: recoverInterval.default(60_000),
   HTTP_HEADERS_TIMEOUT_MS: millis.default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: millis.default(30_000),
   HTTP_IDLE_TIMEOUT_MS: millis.default(60_000),
@@ -116,6 +125,13 @@ export interface Config {
   deliveryRetryScale: number;
   /** When a failing endpoint pauses its webhook (failed attempts or runs in a row, and hours of them). */
   webhookHealth: { pauseAfterFailures: number; pauseAfterMs: number };
+  /**
+   * Delivery attempts in flight at once in one instance, and the most one wallet and one endpoint
+   * of a wallet may hold (each at most the one before it).
+   */
+  deliverySlots: DeliverySlots;
+  /** One recover per webhook that queues deliveries in this time. */
+  recoverIntervalMs: number;
   /** Timeouts and connection bounds of the HTTP server. */
   http: HttpLimits;
   /** Idle time and connection bounds of the SMTP receiver. */
@@ -171,6 +187,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
       pauseAfterFailures: c.WEBHOOK_PAUSE_AFTER_FAILURES,
       pauseAfterMs: Math.round(c.WEBHOOK_PAUSE_AFTER_HOURS * 3600 * 1000),
     },
+    deliverySlots: deliverySlots(
+      c.DELIVERY_SLOTS,
+      c.DELIVERY_SLOTS_PER_WALLET,
+      c.DELIVERY_SLOTS_PER_ENDPOINT,
+    ),
+    recoverIntervalMs: c.WEBHOOK_RECOVER_INTERVAL_MS,
     http: {
       headersTimeoutMs: c.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: c.HTTP_REQUEST_TIMEOUT_MS,

@@ -59,10 +59,11 @@ const deliveries = startDeliveryWorker({
   }),
   retryScale: config.deliveryRetryScale,
   health: config.webhookHealth,
+  slots: config.deliverySlots,
 });
 deliveryWakeUp.wake = deliveries.wake;
 // Every instance runs it: the database decides which one handles each planned time.
-const scheduler = startScheduler({ sql: db.sql, ledger, clock });
+const scheduler = startScheduler({ sql: db.sql, ledger, clock, health: config.webhookHealth });
 
 // Mail comes in only once everything that accepts it is running. SMTP_PORT=0 turns it off.
 const smtp = config.smtpPort === 0 ? undefined : await startSmtpReceiver({

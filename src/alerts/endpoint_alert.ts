@@ -32,6 +32,8 @@ export interface EndpointAlertFacts {
   since: Date;
   lastStatus?: number;
   lastError?: string;
+  /** The failures are runs the wallet could not pay, not answers of the endpoint. */
+  unpaid?: boolean;
 }
 
 /** The call that resumes a webhook. */
@@ -50,14 +52,17 @@ export function endpointAlert(facts: EndpointAlertFacts): EndpointAlertPayload {
   const paused = facts.type === "webhook.paused";
   // Plain words in the subject: a mail header stays readable without encoded words.
   const subject = paused
-    ? `Webhook ${webhookId} was paused, its endpoint keeps failing`
+    ? `Webhook ${webhookId} was paused, ${
+      facts.unpaid ? "its runs cannot be paid" : "its endpoint keeps failing"
+    }`
     : `Webhook ${webhookId} is failing`;
+  const fix = facts.unpaid ? "Add credits" : "Fix the endpoint";
   const held = scheduled
     ? "Its schedule is inactive: no run is made or charged until you resume it."
     : "Its mail is still accepted and charged; the deliveries wait, kept 7 days, and go out when you resume it.";
   const text = paused
     ? `Webhook "${webhookId}" was paused after ${failures} failed attempts in a row since ${since}. ` +
-      `Last answer: ${last}. ${held} Fix the endpoint, then resume it: ${resume}.`
+      `Last answer: ${last}. ${held} ${fix}, then resume it: ${resume}.`
     : `The last ${failures} attempts to webhook "${webhookId}" failed, since ${since}. Last answer: ${last}. ` +
       `Deliveries are retried; if the endpoint keeps failing the webhook is paused. ` +
       `One success ends this alert's episode.`;

@@ -1,14 +1,24 @@
 // What the scheduler decides about one claimed planned time, purely under the wallet's lock with the
 // schedule row locked: a run (2 credits, ScheduleFired, the POST queued), a refusal when the wallet
-// cannot pay (ScheduleRunFailed, free), or, for runs missed by more than the grace period, a skip
-// (ScheduleRunsSkipped, free, not a call). A claim gone stale (the schedule changed, moved on or
-// went, or another instance took the claim over) is no call at all: outcome "lost".
+// cannot pay (ScheduleRunFailed, free, and a failed run of the webhook's health: after
+// WEBHOOK_PAUSE_AFTER_FAILURES in a row the schedule turns inactive, with its alert), or, for runs
+// missed by more than the grace period, a skip (ScheduleRunsSkipped, free, not a call). A claim gone
+// stale (the schedule changed, moved on or went, or another instance took the claim over) is no
+// call at all: outcome "lost".
 import { newEvent } from "../../events/catalogue.ts";
 import type { BilledCommand, DecideState, Decision, UnbilledCommand } from "../ledger/command.ts";
 import { INSUFFICIENT_CREDITS } from "../ledger/command.ts";
 import { read, type ReadValues } from "../ledger/reads.ts";
 import { lockedScheduleRead, type ScheduleRow } from "../../projections/schedules.ts";
+import { webhookRead } from "../../projections/webhooks.ts";
+import { webhookHealthRead } from "../../projections/webhook_health.ts";
 import { queueDelivery } from "../webhooks/outbox.ts";
+import {
+  type AlertIds,
+  DEFAULT_HEALTH_RULES,
+  healthAfterFailure,
+  type HealthRules,
+} from "../webhooks/endpoint_health.ts";
 import { claimHeldRead, type EndScheduleClaim, type ScheduleClaim } from "./claims.ts";
 import {
   missedPhrase,
@@ -22,14 +32,26 @@ import {
 export type RunOutcome = "fired" | "refused" | "skipped" | "lost" | "failed";
 
 const RUN_METHOD = "CRON";
+/** The status a refused run records, as its call log shows it. */
+const UNPAID_STATUS = 402;
 
 function runReads(claim: ScheduleClaim) {
+  const target = { walletId: claim.walletId, webhookId: claim.webhookId };
   return {
-    schedule: read(lockedScheduleRead, { walletId: claim.walletId, webhookId: claim.webhookId }),
+    schedule: read(lockedScheduleRead, target),
     claim: read(claimHeldRead, claim),
+    webhook: read(webhookRead, target),
+    health: read(webhookHealthRead, target),
   };
 }
 type RunReads = ReturnType<typeof runReads>;
+
+export interface RunRules {
+  /** When refused runs turn the schedule inactive (WEBHOOK_PAUSE_AFTER_FAILURES); default 20. */
+  rules?: HealthRules;
+  /** Ids of the alerts a pause may queue; without them none is queued. */
+  alertIds?: AlertIds;
+}
 
 /** The schedule when the claim still stands: held, active and still planned at the claimed time. */
 function heldSchedule(claim: ScheduleClaim, reads: ReadValues<RunReads>): ScheduleRow | undefined {
@@ -42,6 +64,7 @@ function heldSchedule(claim: ScheduleClaim, reads: ReadValues<RunReads>): Schedu
 export function fireRunCommand(
   claim: ScheduleClaim,
   deliveryId: string,
+  options: RunRules = {},
 ): BilledCommand<RunOutcome, RunReads> {
   const { walletId, webhookId, plannedAt } = claim;
   const ended: EndScheduleClaim = { type: "endScheduleClaim", claim };
@@ -75,15 +98,35 @@ export function fireRunCommand(
         effects: [delivery, ended],
       };
     },
-    // An empty wallet skips the delivery, charges nothing and keeps the schedule (CONTRACT section 10).
-    unpaid({ reads, now }: DecideState<RunReads>): Decision<RunOutcome> {
+    // An empty wallet skips the delivery, charges nothing and keeps the schedule (CONTRACT section 10),
+    // but the refusal is a failed run: WEBHOOK_PAUSE_AFTER_FAILURES of them in a row turn the schedule
+    // inactive, as failed deliveries do, so an unpaid schedule stops writing to the log.
+    unpaid({ wallet, reads, now }: DecideState<RunReads>): Decision<RunOutcome> {
       const schedule = heldSchedule(claim, reads);
       if (!schedule) return { outcome: "lost" };
+      const health = healthAfterFailure({
+        walletId,
+        wallet,
+        webhook: reads.webhook,
+        health: reads.health,
+        status: UNPAID_STATUS,
+        error: INSUFFICIENT_CREDITS,
+        unpaid: true,
+        at: now,
+        now,
+        rules: options.rules ?? DEFAULT_HEALTH_RULES,
+        ...(options.alertIds ? { alertIds: options.alertIds } : {}),
+      });
+      const refused = newEvent("ScheduleRunFailed", {
+        ...run(now, schedule),
+        error: INSUFFICIENT_CREDITS,
+        status: UNPAID_STATUS,
+      });
       return {
         outcome: "refused",
-        log: { status: 402, error: INSUFFICIENT_CREDITS },
-        events: [newEvent("ScheduleRunFailed", { ...run(now, schedule), error: INSUFFICIENT_CREDITS })],
-        effects: [ended],
+        log: { status: UNPAID_STATUS, error: INSUFFICIENT_CREDITS },
+        events: [refused, ...health.events],
+        effects: [ended, ...health.effects],
       };
     },
   };

@@ -1,7 +1,8 @@
 // The scheduler, one per instance: about twice a second it claims the due runs of scheduled webhooks
 // and handles each planned time in one ledger transaction: a run (2 credits, `ScheduleFired`, the
-// outbox row of its POST), a refusal when the wallet is empty (`ScheduleRunFailed`, free), or, for
-// runs missed by more than 5 minutes, a skip (`ScheduleRunsSkipped`, free, no call).
+// outbox row of its POST), a refusal when the wallet is empty (`ScheduleRunFailed`, free, a failed
+// run towards the schedule's pause), or, for runs missed by more than 5 minutes, a skip
+// (`ScheduleRunsSkipped`, free, no call).
 //
 // Exactly once: a transaction handles planned time P only if, under the wallet's row lock, the
 // schedule's next run is still P; the events it appends move the next run past P (the fold never
@@ -11,7 +12,8 @@
 import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Clock } from "../clock.ts";
-import { newDeliveryId } from "../webhooks/outbox.ts";
+import { newDeliveryId, newMessageId } from "../webhooks/outbox.ts";
+import type { HealthRules } from "../webhooks/endpoint_health.ts";
 import { claimDueRuns, releaseClaim, type ScheduleClaim, sweepExpiredClaims } from "./claims.ts";
 import { fireRunCommand, type RunOutcome, skipMissedRunsCommand } from "./commands.ts";
 import { isMissed } from "./plan.ts";
@@ -30,6 +32,8 @@ export interface SchedulerOptions {
   batchSize?: number;
   /** How long a claim keeps other instances away; past it, a claim of a dead instance is taken over. */
   leaseMs?: number;
+  /** WEBHOOK_PAUSE_AFTER_FAILURES: refused runs in a row that turn a schedule inactive; default 20. */
+  health?: HealthRules;
 }
 
 export interface Scheduler {
@@ -114,7 +118,7 @@ export async function handleClaim(
   try {
     const outcome = isMissed(claim.plannedAt, claimedAt)
       ? await options.ledger.appendUnbilled(skipMissedRunsCommand(claim))
-      : await runBilled(options.ledger, claim);
+      : await runBilled(options, claim);
     // A run that did not happen frees the planned time at once rather than after the lease.
     if (outcome === "lost") await releaseClaim(options.sql, claim).catch(() => {});
     return outcome;
@@ -125,7 +129,13 @@ export async function handleClaim(
   }
 }
 
-async function runBilled(ledger: Ledger, claim: ScheduleClaim): Promise<RunOutcome> {
-  const result = await ledger.runBilled(fireRunCommand(claim, newDeliveryId()));
+async function runBilled(options: SchedulerOptions, claim: ScheduleClaim): Promise<RunOutcome> {
+  const result = await options.ledger.runBilled(fireRunCommand(claim, newDeliveryId(), {
+    ...(options.health ? { rules: options.health } : {}),
+    alertIds: {
+      deliveryIds: [newDeliveryId(), newDeliveryId()],
+      messageIds: [newMessageId(), newMessageId()],
+    },
+  }));
   return result.kind === "unauthorized" ? "lost" : result.outcome;
 }

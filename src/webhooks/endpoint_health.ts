@@ -2,8 +2,9 @@
 // A streak of FAILING_ALERT_AFTER failures sends one alert per episode (WebhookFailing); a mailbox
 // webhook whose every attempt failed, at least `pauseAfterFailures` of them over at least
 // `pauseAfterMs`, pauses itself, and a scheduled webhook turns its schedule inactive after
-// `pauseAfterFailures` failed runs (WebhookPaused, with its alert). A success ends the episode
-// (the health fold resets the streak).
+// `pauseAfterFailures` failed runs (WebhookPaused, with its alert). A run refused because the
+// wallet cannot pay is a failed run too (issue 21), so an unpaid schedule stops by itself. A
+// success ends the episode (the health fold resets the streak).
 import { type NewEvent, newEvent } from "../../events/catalogue.ts";
 import type { WebhookHealthRow } from "../../projections/webhook_health.ts";
 import type { WalletRow } from "../../projections/wallets.ts";
@@ -28,6 +29,8 @@ export const FAILING_ALERT_AFTER = 5;
 export const PAUSED_BY_ENDPOINT = "endpoint failing";
 /** `pausedReason` of a webhook its owner paused. */
 export const PAUSED_BY_OWNER = "paused by owner";
+/** `pausedReason` of a schedule the service made inactive because its runs could not be paid. */
+export const PAUSED_UNPAID = "runs not paid";
 
 /** Ids drawn before the command for the alerts it may queue (one per alert target). */
 export interface AlertIds {
@@ -43,6 +46,8 @@ export interface FailedAttempt {
   health: WebhookHealthRow | undefined;
   status?: number;
   error?: string;
+  /** A run refused because the wallet could not pay it, not an answer of the endpoint. */
+  unpaid?: boolean;
   /** When the attempt started: the first failure of a new streak. */
   at: Date;
   now: Date;
@@ -76,7 +81,13 @@ export function healthAfterFailure(attempt: FailedAttempt): HealthOutcome {
     ...(attempt.status !== undefined ? { lastStatus: attempt.status } : {}),
     ...(attempt.error !== undefined ? { lastError: attempt.error } : {}),
   };
-  const facts = { ...streak, since, walletId: attempt.walletId, scheduled };
+  const facts = {
+    ...streak,
+    since,
+    walletId: attempt.walletId,
+    scheduled,
+    ...(attempt.unpaid ? { unpaid: true } : {}),
+  };
   const webhookId = webhook.webhookId;
   if (pause) {
     const events: NewEvent[] = [];
@@ -93,7 +104,8 @@ export function healthAfterFailure(attempt: FailedAttempt): HealthOutcome {
       };
       effects.push(hold);
     }
-    events.push(newEvent("WebhookPaused", { webhookId, reason: PAUSED_BY_ENDPOINT, ...streak }));
+    const reason = attempt.unpaid ? PAUSED_UNPAID : PAUSED_BY_ENDPOINT;
+    events.push(newEvent("WebhookPaused", { webhookId, reason, ...streak }));
     effects.push(...alerts(attempt, { ...facts, type: "webhook.paused", webhookId }));
     return { events, effects, pausedMailbox: !scheduled };
   }

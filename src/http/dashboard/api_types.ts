@@ -339,7 +339,7 @@ export interface paths {
     put?: never;
     /**
      * Send again every failed or abandoned delivery created in a window (at most 7 days back)
-     * @description At most 500 a call, oldest first: call again for the next ones. Nothing is charged again but the call. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
+     * @description At most 500 a call, oldest first: call again for the next ones. Nothing is charged again but the call. One recover that queues deliveries per webhook per `WEBHOOK_RECOVER_INTERVAL_MS` (default 60 s): within it, `429` with `Retry-After`, charged like any refusal; one with nothing to queue answers `{"queued": 0}` at any time. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
     post: operations["recoverDeliveries"];
     delete?: never;
@@ -4743,7 +4743,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      /** @description The webhook was recovered within the interval: `Too Many Requests: ...` */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

@@ -34,6 +34,7 @@ import {
   ERROR_RESPONSES,
   errorResponseDoc,
   jsonOk,
+  RETRY_AFTER_HEADER,
   serve,
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
@@ -93,7 +94,9 @@ const recoverRoute = billedRoute({
   summary: "Send again every failed or abandoned delivery created in a window (at most 7 days back)",
   description:
     "At most 500 a call, oldest first: call again for the next ones. Nothing is charged again but " +
-    "the call. " + BILLING_NOTE,
+    "the call. One recover that queues deliveries per webhook per `WEBHOOK_RECOVER_INTERVAL_MS` " +
+    "(default 60 s): within it, `429` with `Retry-After`, charged like any refusal; one with " +
+    'nothing to queue answers `{"queued": 0}` at any time. ' + BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: {
     params: WebhookIdParam,
@@ -104,6 +107,10 @@ const recoverRoute = billedRoute({
     ...jsonOk("How many were queued", RecoverResult),
     ...ERROR_RESPONSES,
     ...notFound,
+    429: {
+      ...errorResponseDoc("The webhook was recovered within the interval: `Too Many Requests: ...`"),
+      headers: RETRY_AFTER_HEADER,
+    },
   },
 });
 
@@ -142,7 +149,9 @@ export function deliveryRoutes(app: OpenAPIHono<AppEnv>) {
     const input = await readJsonBody(c, RecoverInput);
     if (!input.ok) return billedFailure(c, 400, input.phrase);
     const request = { walletId: c.get("walletId")!, webhookId, ...input.value };
-    const reads = recoverReads(request, c.get("services").clock.now());
-    return billed(c, { reads, decide: (state) => recoverDeliveries(request, state) });
+    const { clock, config } = c.get("services");
+    const reads = recoverReads(request, clock.now());
+    const pace = { intervalMs: config.recoverIntervalMs };
+    return billed(c, { reads, decide: (state) => recoverDeliveries(request, state, pace) });
   });
 }

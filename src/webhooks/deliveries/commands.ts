@@ -1,13 +1,15 @@
 // The deliveries API's decisions (issue 13), pure: a page of a webhook's deliveries, one with its
-// payload, one sent again, and the failed ones of a window sent again. Each costs the route's price
-// (1) whatever its outcome; sending again never charges the email or the run a second time (its
-// attempts show no cost), and it goes out with the same webhook-id and a fresh signature.
+// payload, one sent again, and the failed ones of a window sent again, at most one such recover
+// per webhook per interval (issue 21). Each costs the route's price (1) whatever its outcome;
+// sending again never charges the email or the run a second time (its attempts show no cost), and
+// it goes out with the same webhook-id and a fresh signature.
 import { newEvent } from "../../../events/catalogue.ts";
 import type { CallDecision, DecideState } from "../../ledger/command.ts";
 import { read } from "../../ledger/reads.ts";
-import { answer, failure, jsonReply, type Reply } from "../../http/reply.ts";
+import { answer, failure, jsonReply, type Reply, textReply } from "../../http/reply.ts";
 import { webhookRead } from "../../../projections/webhooks.ts";
-import { webhookHealthRead } from "../../../projections/webhook_health.ts";
+import { webhookHealthRead, type WebhookHealthRow } from "../../../projections/webhook_health.ts";
+import { TOO_MANY_REQUESTS } from "../../wallets/view_limit.ts";
 import {
   type DeliveryDetail,
   deliveryDetailRead,
@@ -24,6 +26,8 @@ import { cursorAfter, deliveryView } from "./view.ts";
 export const DELIVERY_NOT_FOUND = "Delivery not found";
 /** Deliveries one recover queues at most; a second call takes the next ones. */
 export const MAX_RECOVER = 500;
+/** WEBHOOK_RECOVER_INTERVAL_MS by default: one recover that queues deliveries per webhook in this time. */
+export const DEFAULT_RECOVER_INTERVAL_MS = 60_000;
 
 function target(walletId: string, webhookId: string) {
   return { walletId, webhookId };
@@ -88,7 +92,12 @@ function waits(detail: DeliveryDetail, state: DeliveryState | RecoverState): boo
 }
 
 /** One delivery queued again: its event, its effect, and how it shows after. */
-function requeued(detail: DeliveryDetail, state: DeliveryState | RecoverState, reason: "retry" | "recover") {
+function requeued(
+  detail: DeliveryDetail,
+  state: DeliveryState | RecoverState,
+  reason: "retry" | "recover",
+  nextRecoverAt?: Date,
+) {
   const held = waits(detail, state);
   const { row } = detail;
   const event = newEvent("DeliveryRequeued", {
@@ -96,6 +105,7 @@ function requeued(detail: DeliveryDetail, state: DeliveryState | RecoverState, r
     webhookId: row.webhook_id,
     messageId: row.message_id ?? row.delivery_id,
     reason,
+    ...(nextRecoverAt ? { nextRecoverAt: nextRecoverAt.toISOString() } : {}),
   });
   const effect: RequeueDelivery = {
     type: "requeueDelivery",
@@ -152,8 +162,24 @@ export function recoverReads(request: RecoverWindow, now: Date) {
 }
 type RecoverState = DecideState<ReturnType<typeof recoverReads>>;
 
-/** POST /webhook/<id>/recover: every failed or abandoned delivery of the window queued again. */
-export function recoverDeliveries(request: RecoverWindow, state: RecoverState): CallDecision<Reply> {
+/** Whole seconds until the webhook's next recover may queue deliveries; 0 when it may now. */
+export function recoverWaitSeconds(health: WebhookHealthRow | undefined, now: Date): number {
+  const waitMs = (health?.recover_after?.getTime() ?? 0) - now.getTime();
+  return waitMs > 0 ? Math.ceil(waitMs / 1000) : 0;
+}
+
+/**
+ * POST /webhook/<id>/recover: every failed or abandoned delivery of the window queued again. Paced:
+ * a recover that queues deliveries makes the webhook's next one wait `intervalMs` (decided under
+ * the wallet's lock, from the health model, so it holds across instances); one within it gets 429
+ * with Retry-After, charged like any refusal. Requeued rows are claimed within the wallet's and the
+ * endpoint's slot shares, so even a full recover only ever holds its own wallet's slots.
+ */
+export function recoverDeliveries(
+  request: RecoverWindow,
+  state: RecoverState,
+  options: { intervalMs?: number } = {},
+): CallDecision<Reply> {
   const since = new Date(request.since);
   const until = request.until === undefined ? state.now : new Date(request.until);
   if (since.getTime() < state.now.getTime() - DELIVERY_RETENTION_MS) {
@@ -165,7 +191,22 @@ export function recoverDeliveries(request: RecoverWindow, state: RecoverState): 
       : failure(400, `Invalid until "${request.until}": must be after since`);
   }
   if (!state.reads.webhook) return failure(404, WEBHOOK_NOT_FOUND);
-  const queued = (state.reads.failed ?? []).map((detail) => requeued(detail, state, "recover"));
+  const failed = state.reads.failed ?? [];
+  const intervalMs = options.intervalMs ?? DEFAULT_RECOVER_INTERVAL_MS;
+  // Nothing to queue is nothing to pace: it answers { queued: 0 } at any time.
+  const wait = failed.length === 0 ? 0 : recoverWaitSeconds(state.reads.health, state.now);
+  if (wait > 0) {
+    const phrase = `${TOO_MANY_REQUESTS}: one recover per webhook every ${Math.ceil(intervalMs / 1000)} s, ` +
+      `the next in ${wait} s`;
+    return {
+      outcome: { ...textReply(429, phrase), headers: { "retry-after": String(wait) } },
+      log: { status: 429, error: phrase },
+    };
+  }
+  const nextRecoverAt = new Date(state.now.getTime() + intervalMs);
+  const queued = failed.map((detail, i) =>
+    requeued(detail, state, "recover", i === 0 ? nextRecoverAt : undefined)
+  );
   return answer(jsonReply(200, { queued: queued.length }), {
     events: queued.map((q) => q.event),
     effects: queued.map((q) => q.effect),
