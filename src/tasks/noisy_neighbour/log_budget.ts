@@ -4,6 +4,7 @@
 // (its wallets come from their own client addresses); `deno task bench` can call it too.
 import type { Sql } from "../../db/connect.ts";
 import { VIEW_CALLS_PER_MINUTE } from "../../wallets/view_limit.ts";
+import { FREE_CALLS_PER_DAY } from "../../../projections/wallets.ts";
 import { MAX_HEADERS, MAX_OPTION_CHARS, MAX_OPTIONS } from "../../webhooks/config/input.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../../webhooks/url_safety.ts";
 import { api, createMailbox, json, newWallet, randomText, spendAll } from "./api.ts";
@@ -17,13 +18,16 @@ export type FreeGroup = "views" | "other";
 
 /**
  * Free calls a wallet may make a day under each limit of the code; undefined: no limit found. The
- * free views share VIEW_CALLS_PER_MINUTE; the free and refused calls' own limit (issue 21) goes in
- * `other` once it exists: import its constant here.
+ * free views have VIEW_CALLS_PER_MINUTE of their own, and every call that charges nothing, views
+ * included, shares the wallet's allowance of free calls (FREE_CALLS_PER_DAY, issue 21).
  */
 export const FREE_ALLOWANCES_PER_DAY: Record<FreeGroup, number | undefined> = {
-  views: VIEW_CALLS_PER_MINUTE * 24 * 60,
-  other: undefined,
+  views: Math.min(VIEW_CALLS_PER_MINUTE * 24 * 60, FREE_CALLS_PER_DAY),
+  other: FREE_CALLS_PER_DAY,
 };
+
+/** The allowance every group shares: no more free calls a day than this, whatever their group. */
+export const SHARED_FREE_CALLS_PER_DAY: number | null = FREE_CALLS_PER_DAY;
 
 export const FREE_GROUP_NAMES: Record<FreeGroup, string> = {
   views: "free views (GET /token/ledger, /token/usage; VIEW_CALLS_PER_MINUTE)",
@@ -66,6 +70,7 @@ export function budgetFigures(
   paid: BudgetProbe[],
   free: FreeProbe[],
   allowances: Record<FreeGroup, number | undefined> = FREE_ALLOWANCES_PER_DAY,
+  sharedPerDay: number | null = SHARED_FREE_CALLS_PER_DAY,
 ): Pick<LogBudget, "maxBytesPerCredit" | "worstPaid" | "groups" | "freeBytesPerDay"> {
   let maxBytesPerCredit = 0;
   let worstPaid = "none";
@@ -84,9 +89,18 @@ export function budgetFigures(
       bytesPerDay: allowance === undefined ? (maxBytesPerCall === 0 ? 0 : null) : maxBytesPerCall * allowance,
     };
   });
-  const freeBytesPerDay = groups.some((g) => g.bytesPerDay === null)
+  const separate = groups.some((g) => g.bytesPerDay === null)
     ? null
     : groups.reduce((sum, g) => sum + g.bytesPerDay!, 0);
+  // A shared allowance bounds them all together: at most that many calls, each at most the largest.
+  const shared = sharedPerDay === null
+    ? null
+    : sharedPerDay * Math.max(0, ...groups.map((g) => g.maxBytesPerCall));
+  const freeBytesPerDay = separate === null
+    ? shared
+    : shared === null
+    ? separate
+    : Math.min(separate, shared);
   return { maxBytesPerCredit, worstPaid, groups, freeBytesPerDay };
 }
 
