@@ -26,6 +26,9 @@ export interface WalletRow {
   /** ... and in the UTC day `free_day` (days since the epoch). */
   free_day: number;
   free_day_calls: number;
+  /** Mail refused for the wallet (it charged 0) in the UTC day `refused_mail_day`. */
+  refused_mail_day: number;
+  refused_mail_day_calls: number;
 }
 
 const COLUMNS = [
@@ -43,6 +46,8 @@ const COLUMNS = [
   "free_minute_calls",
   "free_day",
   "free_day_calls",
+  "refused_mail_day",
+  "refused_mail_day_calls",
 ] as const;
 
 /**
@@ -54,21 +59,30 @@ const USED_BY_TOKEN = new Set(["kv", "token", "webhook"]);
 /**
  * The allowance of free calls: calls made with the token or a key that charge nothing (free routes,
  * 402s, a key's refusals, the views' 429s) each write an event for nothing, so a wallet may make at
- * most so many a minute and a day. Past it the call is answered 429 and writes nothing.
+ * most so many a minute and a day. Past it the call is answered 429 and writes nothing. Mail refused
+ * for the wallet (402 at the end of DATA, 554) has an allowance of its own a day, so a stranger's
+ * mail never spends the owner's; past it the sender gets the same refusal and nothing is logged.
  */
 export const FREE_CALLS_PER_MINUTE = 60;
 export const FREE_CALLS_PER_DAY = 600;
+export const REFUSED_MAILS_PER_DAY = 100;
+const MAIL_ENDPOINT = "email";
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 
-/** Whole seconds until the wallet may make one more free call; 0 when it may now. */
-export function freeCallWait(wallet: WalletRow, now: Date): number {
+/** Whole seconds until the wallet may make one more free call of `endpoint`; 0 when it may now. */
+export function freeCallWait(wallet: WalletRow, now: Date, endpoint: string): number {
   const at = now.getTime();
   const minute = Math.floor(at / MINUTE_MS);
   const day = Math.floor(at / DAY_MS);
   let until = 0;
-  if (wallet.free_day === day && wallet.free_day_calls >= FREE_CALLS_PER_DAY) until = (day + 1) * DAY_MS;
-  else if (wallet.free_minute === minute && wallet.free_minute_calls >= FREE_CALLS_PER_MINUTE) {
+  if (endpoint === MAIL_ENDPOINT) {
+    if (wallet.refused_mail_day === day && wallet.refused_mail_day_calls >= REFUSED_MAILS_PER_DAY) {
+      until = (day + 1) * DAY_MS;
+    }
+  } else if (wallet.free_day === day && wallet.free_day_calls >= FREE_CALLS_PER_DAY) {
+    until = (day + 1) * DAY_MS;
+  } else if (wallet.free_minute === minute && wallet.free_minute_calls >= FREE_CALLS_PER_MINUTE) {
     until = (minute + 1) * MINUTE_MS;
   }
   return until === 0 ? 0 : Math.max(1, Math.ceil((until - at) / 1000));
@@ -82,6 +96,13 @@ function countFreeCall(row: WalletRow, at: Date): void {
   row.free_minute = minute;
   row.free_day_calls = row.free_day === day ? row.free_day_calls + 1 : 1;
   row.free_day = day;
+}
+
+/** Counts a refused mail into the wallet's day. */
+function countRefusedMail(row: WalletRow, at: Date): void {
+  const day = Math.floor(at.getTime() / DAY_MS);
+  row.refused_mail_day_calls = row.refused_mail_day === day ? row.refused_mail_day_calls + 1 : 1;
+  row.refused_mail_day = day;
 }
 
 export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): WalletRow | undefined {
@@ -101,6 +122,8 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
       free_minute_calls: 0,
       free_day: 0,
       free_day_calls: 0,
+      refused_mail_day: 0,
+      refused_mail_day_calls: 0,
     };
   }
   if (!row) return undefined;
@@ -119,6 +142,9 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
   if (event.type === "CallBilled" && USED_BY_TOKEN.has(event.data.endpoint)) {
     next.last_used_at = event.recordedAt;
     if (event.data.cost === 0) countFreeCall(next, event.recordedAt);
+  }
+  if (event.type === "CallBilled" && event.data.endpoint === MAIL_ENDPOINT && event.data.cost === 0) {
+    countRefusedMail(next, event.recordedAt);
   }
   if (event.type === "WalletDeactivated") next.deactivated_at = event.recordedAt;
   if (event.type === "LowBalanceSettingsChanged") {
