@@ -12,124 +12,55 @@ export interface HtmlBounds {
   maxMarkupChars: number;
 }
 
+function names(list: string): Set<string> {
+  return new Set(list.split(" "));
+}
+
 /** Elements that never hold content (htmlparser2's list). */
-const VOID = new Set([
-  "area",
-  "base",
-  "basefont",
-  "br",
-  "col",
-  "command",
-  "embed",
-  "frame",
-  "hr",
-  "img",
-  "input",
-  "isindex",
-  "keygen",
-  "link",
-  "meta",
-  "param",
-  "source",
-  "track",
-  "wbr",
-]);
+const VOID = names(
+  "area base basefont br col command embed frame hr img input isindex keygen link meta param source track wbr",
+);
 
 /** Whose text is read raw up to their end tag: tags inside them are text. */
-const RAW_TEXT = new Set(["script", "style", "title", "textarea", "xmp"]);
+const RAW_TEXT = names("script style title textarea xmp");
 
 /** Elements that can hold self-closed children (`<g/>` closes itself only in these). */
-const FOREIGN = new Set(["svg", "math"]);
+const FOREIGN = names("svg math");
 
-const P = new Set(["p"]);
-const FORM = new Set(["input", "option", "optgroup", "select", "button", "datalist", "textarea"]);
+const P = names("p");
+const FORM = names("input option optgroup select button datalist textarea");
 /** htmlparser2's openImpliesClose: opening the key closes open elements of its set on top. */
 const IMPLIES_CLOSE = new Map<string, Set<string>>([
-  ["tr", new Set(["tr", "th", "td"])],
-  ["th", new Set(["th"])],
-  ["td", new Set(["thead", "th", "td"])],
-  ["body", new Set(["head", "link", "script"])],
-  ["li", new Set(["li"])],
+  ["tr", names("tr th td")],
+  ["th", names("th")],
+  ["td", names("thead th td")],
+  ["body", names("head link script")],
+  ["li", names("li")],
   ["select", FORM],
   ["input", FORM],
   ["output", FORM],
   ["button", FORM],
   ["datalist", FORM],
   ["textarea", FORM],
-  ["option", new Set(["option"])],
-  ["optgroup", new Set(["optgroup", "option"])],
-  ["dd", new Set(["dd", "dt"])],
-  ["dt", new Set(["dd", "dt"])],
-  ["rt", new Set(["rt", "rp"])],
-  ["rp", new Set(["rt", "rp"])],
-  ["tbody", new Set(["thead", "tbody"])],
-  ["tfoot", new Set(["thead", "tbody"])],
-  ...[
-    "p",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "address",
-    "article",
-    "aside",
-    "blockquote",
-    "details",
-    "div",
-    "dl",
-    "fieldset",
-    "figcaption",
-    "figure",
-    "footer",
-    "form",
-    "header",
-    "hr",
-    "main",
-    "nav",
-    "ol",
-    "pre",
-    "section",
-    "table",
-    "ul",
-  ].map((name): [string, Set<string>] => [name, P]),
+  ["option", names("option")],
+  ["optgroup", names("optgroup option")],
+  ["dd", names("dd dt")],
+  ["dt", names("dd dt")],
+  ["rt", names("rt rp")],
+  ["rp", names("rt rp")],
+  ["tbody", names("thead tbody")],
+  ["tfoot", names("thead tbody")],
+  ...[...names(
+    "p h1 h2 h3 h4 h5 h6 address article aside blockquote details div dl fieldset figcaption figure footer " +
+      "form header hr main nav ol pre section table ul",
+  )].map((name): [string, Set<string>] => [name, P]),
 ]);
 
 /** Elements html-to-text sets on lines of their own: a line break before and after. */
-const BLOCKS = new Set([
-  "p",
-  "div",
-  "h1",
-  "h2",
-  "h3",
-  "h4",
-  "h5",
-  "h6",
-  "blockquote",
-  "pre",
-  "ul",
-  "ol",
-  "dl",
-  "dt",
-  "dd",
-  "table",
-  "tr",
-  "address",
-  "article",
-  "aside",
-  "details",
-  "summary",
-  "fieldset",
-  "figure",
-  "figcaption",
-  "footer",
-  "form",
-  "header",
-  "main",
-  "nav",
-  "section",
-]);
+const BLOCKS = names(
+  "p div h1 h2 h3 h4 h5 h6 blockquote pre ul ol dl dt dd table tr address article aside details summary " +
+    "fieldset figure figcaption footer form header main nav section",
+);
 
 /** html-to-text's default horizontal rule: 40 dashes on a line of their own. */
 const RULE_CHARS = 42;
