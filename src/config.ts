@@ -52,7 +52,9 @@ const ConfigSchema = z.object({
   HTTP_MAX_CONNECTIONS_PER_IP: connections.default(256),
   SMTP_IDLE_TIMEOUT_MS: millis.default(300_000),
   SMTP_MAX_CONNECTIONS: connections.default(64),
-  SMTP_MAX_CONNECTIONS_PER_IP: connections.default(32),
+  SMTP_MAX_CONNECTIONS_PER_IP: connections.default(8),
+  SMTP_PRESSURE_CONNECTIONS: connections.optional(),
+  SMTP_PRESSURE_IDLE_MS: millis.default(10_000),
   DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(1500),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int("must be whole milliseconds").min(0, "must be at least 0")
     .max(600_000, "must be at most 600000").default(0),
@@ -65,6 +67,9 @@ const ConfigSchema = z.object({
 }).refine((c) => c.HTTP_HEADERS_TIMEOUT_MS <= c.HTTP_REQUEST_TIMEOUT_MS, {
   path: ["HTTP_HEADERS_TIMEOUT_MS"],
   message: "must be at most HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)",
+}).refine((c) => (c.SMTP_PRESSURE_CONNECTIONS ?? 0) <= c.SMTP_MAX_CONNECTIONS, {
+  path: ["SMTP_PRESSURE_CONNECTIONS"],
+  message: "must be at most SMTP_MAX_CONNECTIONS (pressure starts before the receiver is full)",
 });
 
 /** Timeouts and connection bounds of the HTTP server. */
@@ -110,8 +115,10 @@ export interface Config {
   webhookHealth: { pauseAfterFailures: number; pauseAfterMs: number };
   /** Timeouts and connection bounds of the HTTP server. */
   http: HttpLimits;
-  /** Idle time and connection bounds of the SMTP receiver. */
-  smtpLimits: { idleTimeoutMs: number } & ConnectionBounds;
+  /** Idle times and connection bounds of the SMTP receiver, and when it is under pressure. */
+  smtpLimits:
+    & { idleTimeoutMs: number; pressureConnections: number; pressureIdleMs: number }
+    & ConnectionBounds;
   /**
    * Longest a call waits for the database (and a new connection may take to open) before it gets
    * 503; /readyz answers 503 past it too.
@@ -172,6 +179,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
       idleTimeoutMs: c.SMTP_IDLE_TIMEOUT_MS,
       maxConnections: c.SMTP_MAX_CONNECTIONS,
       maxConnectionsPerIp: c.SMTP_MAX_CONNECTIONS_PER_IP,
+      pressureConnections: c.SMTP_PRESSURE_CONNECTIONS ?? Math.ceil((c.SMTP_MAX_CONNECTIONS * 3) / 4),
+      pressureIdleMs: c.SMTP_PRESSURE_IDLE_MS,
     },
     databaseTimeoutMs: c.DATABASE_TIMEOUT_MS,
     shutdownDrainMs: c.SHUTDOWN_DRAIN_MS,

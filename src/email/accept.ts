@@ -41,6 +41,8 @@ export interface ReceivedMessage {
   raw: Uint8Array;
   /** RCPT TO addresses that passed the recipient check. */
   recipients: string[];
+  /** The SMTP client as senderAddress() names it: whose share of the parse workers it takes. */
+  sender?: string;
   /** performance.now() when DATA ended, for the call log's response time. */
   startedAt: number;
 }
@@ -52,7 +54,10 @@ export type MailboxOutcome = "accepted" | "duplicate" | "unknown" | "insufficien
 export async function acceptMessage(services: EmailServices, message: ReceivedMessage): Promise<SmtpReply> {
   const receivedAt = services.clock.now();
   const generatedId = `<${randomId(24)}@${services.mailDomain}>`;
-  const parsed = await parseEmailSafely(message.raw, { generateMessageId: () => generatedId });
+  const parsed = await parseEmailSafely(message.raw, {
+    generateMessageId: () => generatedId,
+    sender: message.sender,
+  });
   const recipients = [...new Set(message.recipients.map((address) => address.toLowerCase()))];
   if (!parsed.ok) {
     const reply = refusedMessage(parsed.reason);
