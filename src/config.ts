@@ -55,6 +55,9 @@ const ConfigSchema = z.object({
   SMTP_MAX_CONNECTIONS_PER_IP: connections.default(8),
   SMTP_PRESSURE_CONNECTIONS: connections.optional(),
   SMTP_PRESSURE_IDLE_MS: millis.default(10_000),
+  ATTACHMENT_STORAGE_PER_WALLET: z.coerce.number().int("must be whole bytes")
+    .min(1_048_576, "must be at least 1048576").max(1_099_511_627_776, "must be at most 1099511627776")
+    .default(256 * 1024 * 1024),
   DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(1500),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int("must be whole milliseconds").min(0, "must be at least 0")
     .max(600_000, "must be at most 600000").default(0),
@@ -119,6 +122,8 @@ export interface Config {
   smtpLimits:
     & { idleTimeoutMs: number; pressureConnections: number; pressureIdleMs: number }
     & ConnectionBounds;
+  /** Bytes of email attachments one wallet may have stored (they are kept 7 days). */
+  attachmentStoragePerWallet: number;
   /**
    * Longest a call waits for the database (and a new connection may take to open) before it gets
    * 503; /readyz answers 503 past it too.
@@ -182,6 +187,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
       pressureConnections: c.SMTP_PRESSURE_CONNECTIONS ?? Math.ceil((c.SMTP_MAX_CONNECTIONS * 3) / 4),
       pressureIdleMs: c.SMTP_PRESSURE_IDLE_MS,
     },
+    attachmentStoragePerWallet: c.ATTACHMENT_STORAGE_PER_WALLET,
     databaseTimeoutMs: c.DATABASE_TIMEOUT_MS,
     shutdownDrainMs: c.SHUTDOWN_DRAIN_MS,
   };

@@ -37,6 +37,11 @@ export const SENDER_SLOWED: SmtpReply = {
   code: 451,
   message: "4.7.1 Too many refused messages from your address, try again later",
 };
+/** The owner's attachment storage would pass its bound (ATTACHMENT_STORAGE_PER_WALLET). */
+export const MAILBOX_FULL: SmtpReply = {
+  code: 452,
+  message: "4.2.2 Mailbox full: attachment storage over its limit, try again later",
+};
 
 export function notOurDomain(mailDomain: string): SmtpReply {
   return { code: 550, message: `5.1.1 Not a mailbox of ${mailDomain}` };
