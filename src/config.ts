@@ -52,7 +52,7 @@ const ConfigSchema = z.object({
   HTTP_MAX_CONNECTIONS_PER_IP: connections.default(256),
   SMTP_IDLE_TIMEOUT_MS: millis.default(300_000),
   SMTP_MAX_CONNECTIONS: connections.default(64),
-  SMTP_MAX_CONNECTIONS_PER_IP: connections.default(8),
+  SMTP_MAX_CONNECTIONS_PER_IP: connections.default(16),
   SMTP_PRESSURE_CONNECTIONS: connections.optional(),
   SMTP_PRESSURE_IDLE_MS: millis.default(10_000),
   ATTACHMENT_STORAGE_PER_WALLET: z.coerce.number().int("must be whole bytes")

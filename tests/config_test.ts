@@ -52,7 +52,7 @@ Deno.test("timeouts and connection bounds: defaults, and a headers timeout withi
   assert.deepEqual(config.smtpLimits, {
     idleTimeoutMs: 300_000,
     maxConnections: 64,
-    maxConnectionsPerIp: 8,
+    maxConnectionsPerIp: 16,
     pressureConnections: 48,
     pressureIdleMs: 10_000,
   });

@@ -209,10 +209,10 @@ Deno.test("a client is its IPv4 address, or the /64 of its IPv6 address", () => 
   assert.equal(senderAddress(undefined), "unknown");
 });
 
-Deno.test("SMTP defaults: 8 sessions per address, pressure from three quarters of the sessions, 10 s idle then", () => {
+Deno.test("SMTP defaults: 16 sessions per address, pressure from three quarters of the sessions, 10 s idle then", () => {
   const config = parseConfig({});
   assert.ok(!("error" in config));
-  assert.equal(config.smtpLimits.maxConnectionsPerIp, 8);
+  assert.equal(config.smtpLimits.maxConnectionsPerIp, 16);
   assert.equal(config.smtpLimits.pressureConnections, 48);
   assert.equal(config.smtpLimits.pressureIdleMs, 10_000);
   const small = parseConfig({ SMTP_MAX_CONNECTIONS: "10" });

@@ -51,8 +51,11 @@ export const SMTP_CONNECTION_DEFAULTS: SmtpConnectionLimits = {
   idleTimeoutMs: 5 * 60_000,
   /** Each client may hold a whole message in memory while it is read: 64 x 10 MiB at worst. */
   maxConnections: 64,
-  /** An eighth of the sessions: eight addresses are needed to fill the receiver. */
-  maxConnectionsPerIp: 8,
+  /**
+   * A quarter of the sessions: four addresses are needed to fill the receiver, and a relay sending
+   * a burst (Postfix opens up to 20 connections to one destination) is not turned away.
+   */
+  maxConnectionsPerIp: 16,
   /** Three quarters of maxConnections. */
   pressureConnections: 48,
   /** Postfix's smtpd_timeout under stress. */
