@@ -65,7 +65,12 @@ const ConfigSchema = z.object({
   HTTP_MAX_CONNECTIONS_PER_IP: connections.default(256),
   SMTP_IDLE_TIMEOUT_MS: millis.default(300_000),
   SMTP_MAX_CONNECTIONS: connections.default(64),
-  SMTP_MAX_CONNECTIONS_PER_IP: connections.default(32),
+  SMTP_MAX_CONNECTIONS_PER_IP: connections.default(16),
+  SMTP_PRESSURE_CONNECTIONS: connections.optional(),
+  SMTP_PRESSURE_IDLE_MS: millis.default(10_000),
+  ATTACHMENT_STORAGE_PER_WALLET: z.coerce.number().int("must be whole bytes")
+    .min(1_048_576, "must be at least 1048576").max(1_099_511_627_776, "must be at most 1099511627776")
+    .default(256 * 1024 * 1024),
   DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(1500),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int("must be whole milliseconds").min(0, "must be at least 0")
     .max(600_000, "must be at most 600000").default(0),
@@ -78,6 +83,9 @@ const ConfigSchema = z.object({
 }).refine((c) => c.HTTP_HEADERS_TIMEOUT_MS <= c.HTTP_REQUEST_TIMEOUT_MS, {
   path: ["HTTP_HEADERS_TIMEOUT_MS"],
   message: "must be at most HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)",
+}).refine((c) => (c.SMTP_PRESSURE_CONNECTIONS ?? 0) <= c.SMTP_MAX_CONNECTIONS, {
+  path: ["SMTP_PRESSURE_CONNECTIONS"],
+  message: "must be at most SMTP_MAX_CONNECTIONS (pressure starts before the receiver is full)",
 });
 
 /** Timeouts and connection bounds of the HTTP server. */
@@ -134,8 +142,12 @@ export interface Config {
   recoverIntervalMs: number;
   /** Timeouts and connection bounds of the HTTP server. */
   http: HttpLimits;
-  /** Idle time and connection bounds of the SMTP receiver. */
-  smtpLimits: { idleTimeoutMs: number } & ConnectionBounds;
+  /** Idle times and connection bounds of the SMTP receiver, and when it is under pressure. */
+  smtpLimits:
+    & { idleTimeoutMs: number; pressureConnections: number; pressureIdleMs: number }
+    & ConnectionBounds;
+  /** Bytes of email attachments one wallet may have stored (they are kept 7 days). */
+  attachmentStoragePerWallet: number;
   /**
    * Longest a call waits for the database (and a new connection may take to open) before it gets
    * 503; /readyz answers 503 past it too.
@@ -204,7 +216,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
       idleTimeoutMs: c.SMTP_IDLE_TIMEOUT_MS,
       maxConnections: c.SMTP_MAX_CONNECTIONS,
       maxConnectionsPerIp: c.SMTP_MAX_CONNECTIONS_PER_IP,
+      pressureConnections: c.SMTP_PRESSURE_CONNECTIONS ?? Math.ceil((c.SMTP_MAX_CONNECTIONS * 3) / 4),
+      pressureIdleMs: c.SMTP_PRESSURE_IDLE_MS,
     },
+    attachmentStoragePerWallet: c.ATTACHMENT_STORAGE_PER_WALLET,
     databaseTimeoutMs: c.DATABASE_TIMEOUT_MS,
     shutdownDrainMs: c.SHUTDOWN_DRAIN_MS,
   };

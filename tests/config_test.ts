@@ -52,7 +52,9 @@ Deno.test("timeouts and connection bounds: defaults, and a headers timeout withi
   assert.deepEqual(config.smtpLimits, {
     idleTimeoutMs: 300_000,
     maxConnections: 64,
-    maxConnectionsPerIp: 32,
+    maxConnectionsPerIp: 16,
+    pressureConnections: 48,
+    pressureIdleMs: 10_000,
   });
   // The benchmark's 64 connections from one address get through.
   assert.ok(config.http.maxConnectionsPerIp >= 64);

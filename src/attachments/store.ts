@@ -1,9 +1,12 @@
 // Stored attachments (table `attachments`): the files behind signed download links. Email
 // attachments live 7 days and leave with their time partition; the sample file of test
-// deliveries lives forever in a partition without an upper bound.
+// deliveries lives forever in a partition without an upper bound. Each wallet's stored bytes are
+// counted beside them (table `attachment_usage`), so the acceptance of a mail can hold them to a bound.
 import type { Queryable, Sql } from "../db/connect.ts";
 import type { Effect } from "../ledger/command.ts";
 import type { EffectApplier } from "../ledger/pending_writes.ts";
+import type { ReadKind } from "../../projections/projection.ts";
+import type { StoredEvent } from "../../events/catalogue.ts";
 import { maintainPartitions, type PartitionUpkeep, type TimePartitioning } from "../db/partitions.ts";
 
 export const ATTACHMENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
@@ -16,6 +19,21 @@ export const ATTACHMENT_PARTITIONING: TimePartitioning = {
   widthMs: 12 * HOUR_MS,
   aheadMs: ATTACHMENT_RETENTION_MS + 24 * HOUR_MS,
 };
+
+/** The per-wallet byte counts, in the same partitions as the files they count. */
+export const ATTACHMENT_USAGE_PARTITIONING: TimePartitioning = {
+  ...ATTACHMENT_PARTITIONING,
+  table: "attachment_usage",
+};
+
+/** ATTACHMENT_STORAGE_PER_WALLET's default: 256 MiB over the 7 days, some 35 mails of 7.5 MB of files. */
+export const DEFAULT_ATTACHMENT_STORAGE_PER_WALLET = 256 * 1024 * 1024;
+
+/** The usage row of files expiring at `expiresAt`: the last millisecond of its partition's range. */
+export function usageRangeEnd(expiresAt: Date): Date {
+  const width = ATTACHMENT_PARTITIONING.widthMs;
+  return new Date(Math.floor(expiresAt.getTime() / width) * width + width - 1);
+}
 
 export interface Attachment {
   walletId: string;
@@ -55,6 +73,39 @@ export const storeAttachments: EffectApplier<StoreAttachment> = {
       expires_at: expiresAt,
     }));
     await tx`insert into attachments ${tx(rows)}`;
+    const usage = new Map<string, number>();
+    for (const row of rows) usage.set(row.wallet_id, (usage.get(row.wallet_id) ?? 0) + row.size);
+    const rangeEnd = usageRangeEnd(expiresAt);
+    await tx`
+      insert into attachment_usage (wallet_id, expires_at, bytes)
+      select wallet_id, ${rangeEnd}::timestamptz, bytes
+      from unnest(${[...usage.keys()]}::text[], ${[...usage.values()]}::bigint[]) as x(wallet_id, bytes)
+      on conflict (wallet_id, expires_at) do update set bytes = attachment_usage.bytes + excluded.bytes`;
+  },
+};
+
+/** The bytes a stored email's files add to its wallet's storage (those forwarded have an id). */
+function storedBytesOf(event: StoredEvent): number {
+  if (event.type !== "EmailReceived") return 0;
+  return event.data.attachments.reduce((sum, file) => sum + (file.id === undefined ? 0 : file.size), 0);
+}
+
+/** A wallet's stored attachment bytes, as a ledger read: loaded under the wallet's lock. */
+export const attachmentUsageRead: ReadKind<string, number> = {
+  name: "attachment usage",
+  id: (walletId) => walletId,
+  async load(sql, walletIds, now) {
+    const rows = await sql<{ wallet_id: string; bytes: string }[]>`
+      select wallet_id, sum(bytes)::text as bytes from attachment_usage
+      where wallet_id = any(${walletIds}) and expires_at > ${now}
+      group by wallet_id`;
+    return new Map(rows.map((row) => [row.wallet_id, Number(row.bytes)]));
+  },
+  touches(event) {
+    return storedBytesOf(event) > 0 ? [event.walletId] : [];
+  },
+  evolve(bytes, event) {
+    return (bytes ?? 0) + storedBytesOf(event);
   },
 };
 
@@ -90,9 +141,18 @@ export async function readAttachment(
   };
 }
 
-/** Creates the partitions ahead and drops the expired ones; the forever partition stays. */
+/**
+ * Creates the partitions ahead and drops the expired ones, of the files and of their counts; the
+ * forever partition stays.
+ */
 export async function sweepExpiredAttachments(sql: Sql, now: Date): Promise<PartitionUpkeep> {
-  return await maintainPartitions(sql, ATTACHMENT_PARTITIONING, now);
+  const files = await maintainPartitions(sql, ATTACHMENT_PARTITIONING, now);
+  const usage = await maintainPartitions(sql, ATTACHMENT_USAGE_PARTITIONING, now);
+  return {
+    created: [...files.created, ...usage.created],
+    dropped: [...files.dropped, ...usage.dropped],
+    strays: files.strays + usage.strays,
+  };
 }
 
 /** Where the service's own files live: no wallet id is ever this (wallet ids are 64 hex digits). */

@@ -10,7 +10,8 @@
 //   DATA time (the balance fell after RCPT, or the mail carries attachments and costs 5) does not
 //   get it; its call log shows the refusal (status 402, cost 0). The RCPT check already turned
 //   away owners below 2 credits, so this is the rare case;
-// - no mailbox accepted: 452 when an owner lacked credits (worth retrying later), else 550.
+// - no mailbox accepted: 452 when an owner lacked credits or attachment storage (worth retrying
+//   later: files expire), else 550.
 import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Clock } from "../clock.ts";
@@ -22,6 +23,7 @@ import { duplicateKey } from "./payload.ts";
 import { acceptEmailCommand, refusedEmailCommand } from "./commands.ts";
 import {
   ACCEPTED,
+  MAILBOX_FULL,
   MAILBOX_UNKNOWN,
   NO_CREDITS_REPLY,
   refusedMessage,
@@ -35,24 +37,31 @@ export interface EmailServices {
   ledger: Ledger;
   clock: Clock;
   mailDomain: string;
+  /** Bytes of attachments a wallet may have stored (ATTACHMENT_STORAGE_PER_WALLET); default 256 MiB. */
+  attachmentStorageLimit?: number;
 }
 
 export interface ReceivedMessage {
   raw: Uint8Array;
   /** RCPT TO addresses that passed the recipient check. */
   recipients: string[];
+  /** The SMTP client as senderAddress() names it: whose share of the parse workers it takes. */
+  sender?: string;
   /** performance.now() when DATA ended, for the call log's response time. */
   startedAt: number;
 }
 
 /** What became of the mail for one recipient. */
-export type MailboxOutcome = "accepted" | "duplicate" | "unknown" | "insufficient" | "fault";
+export type MailboxOutcome = "accepted" | "duplicate" | "unknown" | "insufficient" | "full" | "fault";
 
 /** Parses and accepts a message for every recipient; never throws. */
 export async function acceptMessage(services: EmailServices, message: ReceivedMessage): Promise<SmtpReply> {
   const receivedAt = services.clock.now();
   const generatedId = `<${randomId(24)}@${services.mailDomain}>`;
-  const parsed = await parseEmailSafely(message.raw, { generateMessageId: () => generatedId });
+  const parsed = await parseEmailSafely(message.raw, {
+    generateMessageId: () => generatedId,
+    sender: message.sender,
+  });
   const recipients = [...new Set(message.recipients.map((address) => address.toLowerCase()))];
   if (!parsed.ok) {
     const reply = refusedMessage(parsed.reason);
@@ -84,6 +93,7 @@ export function replyFor(outcomes: MailboxOutcome[]): SmtpReply {
   if (outcomes.includes("fault")) return TEMPORARY_FAILURE;
   if (outcomes.some((outcome) => outcome === "accepted" || outcome === "duplicate")) return ACCEPTED;
   if (outcomes.includes("insufficient")) return NO_CREDITS_REPLY;
+  if (outcomes.includes("full")) return MAILBOX_FULL;
   return MAILBOX_UNKNOWN;
 }
 
@@ -116,6 +126,9 @@ async function acceptForMailbox(
     ...(delivery.deduplicate
       ? { duplicateKey: await duplicateKey(delivery.recipient, email.messageId) }
       : {}),
+    ...(services.attachmentStorageLimit === undefined
+      ? {}
+      : { attachmentStorageLimit: services.attachmentStorageLimit }),
     ids: {
       deliveryId: newDeliveryId(),
       messageId: newMessageId(),

@@ -1,21 +1,27 @@
 // What one accepted email is for one mailbox (CONTRACT section 9), decided purely under the owner's
 // lock: the mailbox must still be this webhook's, the price is settled from its settings (2, or 5
-// with forwarded attachments), and the acceptance is EmailReceived, the stored files and the queued
-// delivery (held, with no attempt planned, while the webhook is paused: mail is still accepted and
-// charged). SMTP outcomes are the command's own: accepted, unknown or insufficient.
+// with forwarded attachments), the files it would store must fit the owner's attachment storage,
+// and the acceptance is EmailReceived, the stored files and the queued delivery (held, with no
+// attempt planned, while the webhook is paused: mail is still accepted and charged). SMTP outcomes
+// are the command's own: accepted, unknown, insufficient or full.
 import type { BilledCommand, CallDecision, Idempotency } from "../ledger/command.ts";
 import { INSUFFICIENT_CREDITS } from "../ledger/command.ts";
 import { read } from "../ledger/reads.ts";
 import { webhookRead } from "../../projections/webhooks.ts";
 import { webhookHealthRead, type WebhookHealthRow } from "../../projections/webhook_health.ts";
 import type { WebhookConfig } from "../webhooks/config/config.ts";
-import type { StoreAttachment } from "../attachments/store.ts";
+import {
+  attachmentUsageRead,
+  DEFAULT_ATTACHMENT_STORAGE_PER_WALLET,
+  type StoreAttachment,
+} from "../attachments/store.ts";
 import type { AttachmentRef } from "../attachments/signed_link.ts";
 import { queueDelivery } from "../webhooks/outbox.ts";
 import type { ParsedEmail } from "./parse.ts";
 import { emailCost, emailReceivedEvent, type MailboxContext, queuedEmailOf } from "./payload.ts";
+import { boundedErrorText } from "../storable_text.ts";
 
-export type AcceptOutcome = "accepted" | "unknown" | "insufficient";
+export type AcceptOutcome = "accepted" | "unknown" | "insufficient" | "full";
 
 export interface EmailArrival {
   email: ParsedEmail;
@@ -31,6 +37,8 @@ export interface EmailArrival {
   duplicateKey?: string;
   /** Fresh ids: the outbox row, its message id and one per attachment. */
   ids: { deliveryId: string; messageId: string; attachmentIds: string[] };
+  /** Bytes of attachments the owner may have stored (ATTACHMENT_STORAGE_PER_WALLET). */
+  attachmentStorageLimit?: number;
 }
 
 const MAILBOX_GONE = "Mailbox does not exist";
@@ -47,6 +55,8 @@ export function acceptEmail(
     wallet: { wallet_id: string; balance: number };
     webhook: WebhookConfig | undefined;
     health?: WebhookHealthRow;
+    /** Bytes of attachments the owner has stored now. */
+    storedBytes?: number;
   },
 ): CallDecision<AcceptOutcome> {
   const { email, recipient, ids } = arrival;
@@ -61,6 +71,17 @@ export function acceptEmail(
 
   const walletId = state.wallet.wallet_id;
   const stored = includeAttachments ? email.attachments : [];
+  const addedBytes = stored.reduce((sum, file) => sum + file.size, 0);
+  const storedBytes = state.storedBytes ?? 0;
+  const limit = arrival.attachmentStorageLimit ?? DEFAULT_ATTACHMENT_STORAGE_PER_WALLET;
+  // A full mailbox is a temporary refusal: files expire within 7 days, and the sender tries again.
+  if (addedBytes > 0 && storedBytes + addedBytes > limit) {
+    return refusal(
+      "full",
+      452,
+      `Attachment storage full: ${storedBytes} bytes stored, ${addedBytes} more would pass the limit of ${limit}`,
+    );
+  }
   const attachments: AttachmentRef[] = stored.map((file, i) => ({
     owner: walletId,
     id: ids.attachmentIds[i],
@@ -113,7 +134,11 @@ function deduplication(key: string): Idempotency<AcceptOutcome> {
 export function acceptEmailCommand(arrival: EmailArrival) {
   const { mailbox } = arrival;
   const key = { walletId: mailbox.walletId, webhookId: mailbox.webhookId };
-  const reads = { webhook: read(webhookRead, key), health: read(webhookHealthRead, key) };
+  const reads = {
+    webhook: read(webhookRead, key),
+    health: read(webhookHealthRead, key),
+    storedBytes: read(attachmentUsageRead, mailbox.walletId),
+  };
   const command: BilledCommand<AcceptOutcome, typeof reads> = {
     walletId: mailbox.walletId,
     // The price as the webhook read at RCPT; decide settles it again under the lock.
@@ -122,7 +147,12 @@ export function acceptEmailCommand(arrival: EmailArrival) {
     ...(arrival.duplicateKey ? { idempotency: deduplication(arrival.duplicateKey) } : {}),
     reads,
     decide: ({ wallet, reads }) =>
-      acceptEmail(arrival, { wallet, webhook: reads.webhook, health: reads.health }),
+      acceptEmail(arrival, {
+        wallet,
+        webhook: reads.webhook,
+        health: reads.health,
+        storedBytes: reads.storedBytes,
+      }),
     unpaid: () => refusal("insufficient", 402, INSUFFICIENT_CREDITS),
   };
   return command;
@@ -135,7 +165,8 @@ export function refusedEmailCommand(
   reason: string,
   startedAt: number,
 ): BilledCommand<void> {
-  const logged = { outcome: undefined, log: { status: 554, error: `Message refused: ${reason}` }, charge: 0 };
+  const error = boundedErrorText(`Message refused: ${reason}`);
+  const logged = { outcome: undefined, log: { status: 554, error }, charge: 0 };
   return {
     walletId,
     price: 0,

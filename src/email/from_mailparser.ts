@@ -1,13 +1,18 @@
 // mailparser's reading of a message, mapped to a bounded ParsedEmail: bodies, subject and address
-// lists cut to their limits, attachment names made safe, NUL removed. Runs in the parse worker (or
-// in the caller's thread for parseEmail) on a message the byte pre-checks have passed.
+// lists cut to their limits, attachment names made safe, every string storable (NUL removed, an
+// unpaired surrogate made U+FFFD: charsets such as UTF-16 and UTF-7 decode to them), and HTML whose
+// shape would stall its conversion to text refused. Runs in the parse worker (or in the caller's
+// thread for parseEmail) on a message the byte pre-checks have passed.
 
 import { Buffer } from "node:buffer";
 import { simpleParser } from "mailparser";
 import { htmlToText } from "../html_to_text.ts";
 import { type Bounded, cutChars, cutUtf8, utf8Length } from "../text_bounds.ts";
+import { isStorable } from "../storable_text.ts";
+import { measureHtml } from "./html_measure.ts";
 import {
   EMAIL_PARSE_LIMITS,
+  HTML_BOUNDS,
   type MailAddress,
   type ParsedAttachment,
   type ParsedEmail,
@@ -61,6 +66,11 @@ const MAILPARSER_OPTIONS = {
   keepCidLinks: true,
 };
 
+/** Refuses a message whose decoded HTML passes a bound of html_measure.ts; its message is the reason. */
+export class HtmlRefused extends Error {
+  override name = "HtmlRefused";
+}
+
 /** Records whether anything forwarded had to be cut. */
 interface CutTracker {
   truncated: boolean;
@@ -74,11 +84,15 @@ export async function fromMailparser(raw: Uint8Array, options: FromMailparserOpt
   );
   const cuts: CutTracker = { truncated: false };
   const html = keep(cuts, cutUtf8(withoutNul(stringOr(mail.html)), MAX_BODY_BYTES));
+  // The pre-scan measured the raw parts; this measures what mailparser joined and decoded (other
+  // charsets, text parts made HTML), before anything converts it, here or at a delivery.
+  const refusal = measureHtml(html, HTML_BOUNDS).refusal;
+  if (refusal) throw new HtmlRefused(refusal);
   // mailparser turns CRLF into LF but passes bare CRs through; consumers get one line ending.
   let text = withoutNul(stringOr(mail.text)).replace(/\r\n?/g, "\n");
   // Mail with only HTML still gets a readable text body, as Mailgun's body-plain does.
   if (text.trim() === "" && html !== "") text = htmlToText(html);
-  return {
+  return storableEmail({
     messageId: messageIdOf(cuts, stringOr(mail.messageId), options.generateId),
     from: toAddresses(mail.from, 1).list[0] ?? { email: "", name: "" },
     to: addressList(cuts, mail.to),
@@ -89,6 +103,35 @@ export async function fromMailparser(raw: Uint8Array, options: FromMailparserOpt
     headers: toHeaders(mail.headerLines ?? []),
     attachments: toAttachments(cuts, mail.attachments ?? [], options.maxAttachments),
     truncated: cuts.truncated,
+  });
+}
+
+/** Text Postgres can store in text and jsonb: NUL removed, an unpaired surrogate made U+FFFD. */
+function storable(text: string): string {
+  return isStorable(text) ? text : text.replaceAll("\0", "").toWellFormed();
+}
+
+function storableAddress(address: MailAddress): MailAddress {
+  return { email: storable(address.email), name: storable(address.name) };
+}
+
+/** Every string of the email storable: each may reach an event, the outbox payload or a table. */
+export function storableEmail(email: ParsedEmail): ParsedEmail {
+  return {
+    ...email,
+    messageId: storable(email.messageId),
+    from: storableAddress(email.from),
+    to: email.to.map(storableAddress),
+    cc: email.cc.map(storableAddress),
+    subject: storable(email.subject),
+    text: storable(email.text),
+    html: storable(email.html),
+    headers: email.headers.map(([name, value]) => [storable(name), storable(value)]),
+    attachments: email.attachments.map((file) => ({
+      ...file,
+      filename: storable(file.filename),
+      contentType: storable(file.contentType),
+    })),
   };
 }
 

@@ -1,9 +1,11 @@
 // Turns one raw inbound email into what the service stores and forwards (CONTRACT section 9): the
 // parser's public face. Input from the network is hostile: `parseEmailSafely` refuses by cheap
-// byte checks first (mime_scan.ts), then parses in a worker that a timeout can kill (parse_pool.ts),
-// and always answers with a value, never a throw.
+// byte checks first (mime_scan.ts, and html_prescan.ts for the HTML's shape), then parses in a
+// worker that a timeout can kill (parse_pool.ts, where each sender has a share of the workers), and
+// always answers with a value, never a throw.
 
 import { refusalBeforeParsing } from "./mime_scan.ts";
+import { htmlRefusalBeforeParsing } from "./html_prescan.ts";
 import { parseInPool } from "./parse_pool.ts";
 import { cannotParse, parsePrechecked } from "./parse_worker.ts";
 import { EMAIL_PARSE_LIMITS, type ParsedEmail, type ParseOutcome } from "./parsed_email.ts";
@@ -27,6 +29,11 @@ export interface ParseEmailOptions {
 export interface ParseEmailSafelyOptions extends ParseEmailOptions {
   /** Wall time allowed for parsing, worker start included. Default 10,000 ms. */
   timeoutMs?: number;
+  /**
+   * Who sent the message (the SMTP client's address): each sender has a share of the parse workers,
+   * so its slow messages wait behind its own. Default "": one sender for every caller without one.
+   */
+  sender?: string;
 }
 
 /** A message refused by a limit, or one mailparser could not read. */
@@ -40,7 +47,7 @@ export class EmailParseError extends Error {
  */
 export async function parseEmail(raw: Uint8Array, options: ParseEmailOptions = {}): Promise<ParsedEmail> {
   const settings = parseSettings(options);
-  const refusal = refusalBeforeParsing(raw);
+  const refusal = refusalBeforeParsing(raw) ?? htmlRefusalBeforeParsing(raw);
   if (refusal) throw new EmailParseError(refusal);
   const outcome = await parsePrechecked(raw, {
     maxAttachments: settings.maxAttachments,
@@ -58,14 +65,14 @@ export async function parseEmailSafely(
   try {
     const settings = parseSettings(options);
     if (!(raw instanceof Uint8Array)) return { ok: false, reason: "Invalid message: expected a Uint8Array" };
-    const refusal = refusalBeforeParsing(raw);
+    const refusal = refusalBeforeParsing(raw) ?? htmlRefusalBeforeParsing(raw);
     if (refusal) return { ok: false, reason: refusal };
     const request = {
       raw,
       maxAttachments: settings.maxAttachments,
       generatedMessageId: settings.generateMessageId(),
     };
-    return await parseInPool(request, settings.timeoutMs);
+    return await parseInPool(request, { timeoutMs: settings.timeoutMs, sender: options.sender ?? "" });
   } catch (error) {
     return { ok: false, reason: error instanceof EmailParseError ? error.message : cannotParse(error) };
   }

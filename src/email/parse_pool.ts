@@ -1,39 +1,40 @@
-// Runs parses in workers (parse_worker.ts), bounded: at most maxConcurrentParses workers at once and
-// maxWaitingParses messages waiting for one, each worker terminated at its deadline. Starting a worker
-// costs about 100 ms; each holds a copy of its message.
+// Runs parses in workers (parse_worker.ts), bounded: at most maxConcurrentParses workers at once,
+// each sender at most maxParsesPerSender of them (fair_slots.ts: its other messages wait behind its
+// own), maxWaitingParses messages waiting in all, and each worker terminated at its deadline.
+// Starting a worker costs about 100 ms; each holds a copy of its message.
 
 import { EMAIL_PARSE_LIMITS, type ParseOutcome } from "./parsed_email.ts";
 import type { ParseRequest } from "./parse_worker.ts";
+import { FairSlots } from "./fair_slots.ts";
 import { cutChars } from "../text_bounds.ts";
 
 const WORKER_URL = new URL("./parse_worker.ts", import.meta.url);
 const WORKER_NAME = "email-parse-worker";
 const MAX_ERROR_CHARS = 500;
 
-let activeParses = 0;
-const waitingParses: (() => void)[] = [];
+const parseSlots = new FairSlots({
+  slots: EMAIL_PARSE_LIMITS.maxConcurrentParses,
+  perSender: EMAIL_PARSE_LIMITS.maxParsesPerSender,
+  maxWaiting: EMAIL_PARSE_LIMITS.maxWaitingParses,
+  maxWaitingPerSender: EMAIL_PARSE_LIMITS.maxWaitingParsesPerSender,
+});
 
-/** Parses `request` in a worker when a slot is free; the timeout counts from the worker's start. */
-export function parseInPool(request: ParseRequest, timeoutMs: number): Promise<ParseOutcome> {
-  return withParseSlot(() => parseInWorker(request, timeoutMs));
+export interface PoolOptions {
+  /** Counted from the worker's start. */
+  timeoutMs: number;
+  /** Whose share of the workers the parse takes. */
+  sender: string;
 }
 
-/** Runs `work` when fewer than maxConcurrentParses are running; a freed slot passes to the next waiter. */
-async function withParseSlot(work: () => Promise<ParseOutcome>): Promise<ParseOutcome> {
-  const limits = EMAIL_PARSE_LIMITS;
-  if (activeParses < limits.maxConcurrentParses) {
-    activeParses++;
-  } else if (waitingParses.length >= limits.maxWaitingParses) {
-    return { ok: false, reason: `Parser busy: ${waitingParses.length} messages already waiting` };
-  } else {
-    await new Promise<void>((resolve) => waitingParses.push(resolve));
-  }
+/** Parses `request` in a worker once the sender's turn comes; never more than its share at once. */
+export async function parseInPool(request: ParseRequest, options: PoolOptions): Promise<ParseOutcome> {
+  const slot = await parseSlots.acquire(options.sender);
+  // parse.ts words a full queue this way; the SMTP answer to it is a temporary failure.
+  if (!slot.ok) return { ok: false, reason: `Parser busy: ${slot.waiting} messages already waiting` };
   try {
-    return await work();
+    return await parseInWorker(request, options.timeoutMs);
   } finally {
-    const next = waitingParses.shift();
-    if (next) next();
-    else activeParses--;
+    slot.release();
   }
 }
 

@@ -4,7 +4,7 @@
 // ends the worker, not the service. Imported anywhere else, it does nothing at load.
 
 import { mimeDepthExceeds } from "./mime_scan.ts";
-import { fromMailparser, type FromMailparserOptions } from "./from_mailparser.ts";
+import { fromMailparser, type FromMailparserOptions, HtmlRefused } from "./from_mailparser.ts";
 import { EMAIL_PARSE_LIMITS, type ParseOutcome } from "./parsed_email.ts";
 import { cutChars } from "../text_bounds.ts";
 
@@ -32,7 +32,7 @@ export async function parsePrechecked(
     }
     return { ok: true, email: await fromMailparser(raw, options) };
   } catch (error) {
-    return { ok: false, reason: cannotParse(error) };
+    return { ok: false, reason: error instanceof HtmlRefused ? error.message : cannotParse(error) };
   }
 }
 

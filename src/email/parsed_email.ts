@@ -72,7 +72,30 @@ export const EMAIL_PARSE_LIMITS = {
   maxTimeoutMs: 600_000,
   /** Parser workers alive at once; each is a V8 isolate holding a copy of the message. */
   maxConcurrentParses: 4,
+  /** Workers one sender (an SMTP client address) holds at once: its other messages wait their turn. */
+  maxParsesPerSender: 2,
   maxWaitingParses: 100,
+  maxWaitingParsesPerSender: 20,
   /** html-to-text recursion depth, so deeply nested HTML cannot overflow the stack. */
   maxHtmlDepth: MAX_HTML_DEPTH,
+  /**
+   * HTML elements open at once (html_measure.ts). Its parser's cost grows with the square of the
+   * nesting: 60,000 levels take a second, 200,000 more than ten; sloppy real mail (unclosed <font>)
+   * stays in the hundreds. Deeper mail is refused before any parser runs.
+   */
+  maxHtmlNesting: 1000,
+  /** HTML elements in the kept body (1 MiB): 100,000 convert to text in about 0.4 s. */
+  maxHtmlElements: 100_000,
+  /** Text the markup alone makes (rules, line breaks, quote and list prefixes): twice the body bound. */
+  maxHtmlMarkupChars: 2 * 1024 * 1024,
+  /** Lines starting with "--" the receiving thread looks at for MIME boundaries before it leaves the
+   * message's HTML to the parse worker to measure. */
+  maxPrescanDelimiterLines: 10_000,
+} as const;
+
+/** The bounds of an email's HTML, for html_measure.ts. */
+export const HTML_BOUNDS = {
+  maxNesting: EMAIL_PARSE_LIMITS.maxHtmlNesting,
+  maxElements: EMAIL_PARSE_LIMITS.maxHtmlElements,
+  maxMarkupChars: EMAIL_PARSE_LIMITS.maxHtmlMarkupChars,
 } as const;

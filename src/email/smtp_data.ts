@@ -3,6 +3,7 @@
 import type { SMTPServerDataStream, SMTPServerSession } from "smtp-server";
 import { messageTooLarge, smtpError, type SmtpReply, TEMPORARY_FAILURE } from "./smtp_reply.ts";
 import type { ReceivedMessage } from "./accept.ts";
+import { senderAddress } from "./sender_address.ts";
 import { logError } from "../log.ts";
 
 export interface DataHandling {
@@ -11,6 +12,8 @@ export interface DataHandling {
   accept(message: ReceivedMessage): Promise<SmtpReply>;
   /** Told of the acceptance in progress, so the session bound and shutdown wait for it. */
   started(sessionId: string, work: Promise<unknown>): void;
+  /** Told of each chunk of the message: the session is not idle. */
+  progressed(sessionId: string): void;
 }
 
 export function receiveMessage(
@@ -29,6 +32,7 @@ export function receiveMessage(
     else callback(null, reply.message);
   };
   stream.on("data", (chunk: Uint8Array) => {
+    handling.progressed(session.id);
     size += chunk.byteLength;
     if (size <= handling.maxMessageBytes) chunks.push(chunk);
     else chunks.length = 0;
@@ -43,7 +47,13 @@ export function receiveMessage(
       return finish(messageTooLarge(handling.maxMessageBytes));
     }
     const recipients = session.envelope.rcptTo.map((rcpt) => rcpt.address);
-    const work = handling.accept({ raw: concat(chunks, size), recipients, startedAt: performance.now() })
+    const sender = senderAddress(session.remoteAddress);
+    const work = handling.accept({
+      raw: concat(chunks, size),
+      recipients,
+      sender,
+      startedAt: performance.now(),
+    })
       .then(finish, (error) => {
         logError("email acceptance failed", error);
         finish(TEMPORARY_FAILURE);

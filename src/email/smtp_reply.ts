@@ -22,6 +22,26 @@ export const TOO_MANY_FROM_ADDRESS: SmtpReply = {
   code: 421,
   message: "4.7.0 Too many connections from your address, try again later",
 };
+/** Every session is taken (SMTP_MAX_CONNECTIONS) and none is idle enough to give way. */
+export const TOO_MANY_CONNECTIONS: SmtpReply = {
+  code: 421,
+  message: "4.7.0 Too many connected clients, try again later",
+};
+/** An idle session closed to make room: the receiver is under pressure, or a newcomer needs its place. */
+export const IDLE_WHILE_BUSY: SmtpReply = {
+  code: 421,
+  message: "4.4.2 Idle while the server is busy, closing",
+};
+/** The sender's messages keep being refused (refusal_pacing.ts): it must wait before the next one. */
+export const SENDER_SLOWED: SmtpReply = {
+  code: 451,
+  message: "4.7.1 Too many refused messages from your address, try again later",
+};
+/** The owner's attachment storage would pass its bound (ATTACHMENT_STORAGE_PER_WALLET). */
+export const MAILBOX_FULL: SmtpReply = {
+  code: 452,
+  message: "4.2.2 Mailbox full: attachment storage over its limit, try again later",
+};
 
 export function notOurDomain(mailDomain: string): SmtpReply {
   return { code: 550, message: `5.1.1 Not a mailbox of ${mailDomain}` };
@@ -40,6 +60,11 @@ export function refusedMessage(reason: string): SmtpReply {
   // parse.ts words a full parser queue this way; it is the one refusal that passes with time.
   if (reason.startsWith("Parser busy")) return TEMPORARY_FAILURE;
   return { code: 554, message: `5.6.0 Message refused: ${reason}` };
+}
+
+/** Whether a reply refuses the message itself (the parser's or the pre-scan's 554). */
+export function isMessageRefusal(reply: SmtpReply): boolean {
+  return reply.code === 554;
 }
 
 /** The error smtp-server turns into the reply: `responseCode` and the text. */

@@ -44,3 +44,66 @@ export async function openSmtpSession(target: { smtpPort: number }): Promise<Smt
     },
   };
 }
+
+/** A session held open from a chosen loopback address (127.0.0.x), through node:net. */
+export interface SmtpSessionFrom extends SmtpSession {
+  /** Everything the server sent so far. */
+  received(): string;
+  /** Resolves when the server (or the client) closed the connection. */
+  closed: Promise<void>;
+  isClosed(): boolean;
+}
+
+export async function openSmtpSessionFrom(
+  target: { smtpPort: number },
+  localAddress: string,
+): Promise<SmtpSessionFrom> {
+  const net = await import("node:net");
+  const socket = net.connect({ host: "127.0.0.1", port: target.smtpPort, localAddress });
+  let text = "";
+  let consumed = 0;
+  let closedFlag = false;
+  let wake = () => {};
+  const closed = new Promise<void>((resolve) =>
+    socket.on("close", () => {
+      closedFlag = true;
+      wake();
+      resolve();
+    })
+  );
+  socket.on("data", (chunk: Uint8Array) => {
+    text += new TextDecoder().decode(chunk);
+    wake();
+  });
+  socket.on("error", () => {/* a reset is a close here */});
+
+  async function readReply(): Promise<string> {
+    while (true) {
+      // A reply ends with a line "NNN text" (a space after the code, not a dash).
+      const match = /(^|\r\n)(\d{3}) [^\r\n]*\r\n/.exec(text.slice(consumed));
+      if (match) {
+        const end = consumed + match.index + match[0].length;
+        const reply = text.slice(consumed, end).trimEnd();
+        consumed = end;
+        return reply;
+      }
+      if (closedFlag) return text.slice(consumed) || "(closed)";
+      await new Promise<void>((resolve) => wake = resolve);
+    }
+  }
+
+  const greeting = await readReply();
+  return {
+    greeting,
+    async send(line) {
+      socket.write(line + "\r\n");
+      return await readReply();
+    },
+    close() {
+      socket.destroy();
+    },
+    received: () => text,
+    closed,
+    isClosed: () => closedFlag,
+  };
+}
