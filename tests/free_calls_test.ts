@@ -1,10 +1,12 @@
 // Nothing is stored forever for free: a wallet's calls that charge nothing (free routes, 402s, a
 // key's refusals) have an allowance a minute and a day, past which they get 429 and write nothing;
-// and what one call writes into the permanent log is bounded, whatever the caller sent.
+// mail refused for a wallet has a daily allowance of its own; and what one call writes into the
+// permanent log is bounded, whatever the caller sent.
 import assert from "node:assert/strict";
 import { type InProcessService, inProcessService } from "./helpers/in_process.ts";
 import { sha256Hex } from "../src/ids.ts";
-import { FREE_CALLS_PER_DAY, FREE_CALLS_PER_MINUTE } from "../projections/wallets.ts";
+import { FREE_CALLS_PER_DAY, FREE_CALLS_PER_MINUTE, REFUSED_MAILS_PER_DAY } from "../projections/wallets.ts";
+import { refusedEmailCommand } from "../src/email/commands.ts";
 import { MAX_LOGGED_PATH_BYTES, MAX_LOGGED_QUERY_BYTES } from "../src/ledger/call_bounds.ts";
 
 const test = (name: string, fn: (svc: InProcessService) => Promise<void>) =>
@@ -107,4 +109,23 @@ test("a logged call keeps a bounded path: its query cut first, each part ending 
     select max(octet_length(data::text))::int as n from events
     where wallet_id = ${await sha256Hex(token)} and type = 'CallBilled'`;
   assert.ok(largest.n < 1024, `the largest CallBilled holds ${largest.n} bytes`);
+});
+
+test("refused mail has an allowance of its own a day: past it nothing is logged, the owner's calls untouched", async (svc) => {
+  const token = await svc.newToken();
+  const walletId = await sha256Hex(token);
+  alignClock(svc, 86_400_000, 1000);
+  const refuse = () =>
+    svc.ledger.runBilled(
+      refusedEmailCommand(walletId, "r_x@mail.localhost", "parse bomb", performance.now()),
+    );
+  for (let i = 0; i < REFUSED_MAILS_PER_DAY; i++) await refuse();
+  const events = await eventCount(svc, token);
+  for (let i = 0; i < 5; i++) assert.equal((await refuse()).kind, "answered");
+  assert.equal(await eventCount(svc, token), events, "the refusals past the allowance wrote nothing");
+  const recharge = await svc.request("GET", "/recharge", { token });
+  assert.equal(recharge.status, 200, "a stranger's mail spends none of the owner's free calls");
+  svc.clock.advance(86_400_000);
+  await refuse();
+  assert.equal(await eventCount(svc, token), events + 2, "the next day logs again");
 });

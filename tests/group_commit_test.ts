@@ -230,10 +230,7 @@ test("a caller whose calls keep faulting is refused for a while; mail and runs a
   const svc = await inProcessService();
   try {
     const walletId = await sha256Hex(await svc.newToken());
-    const byCaller = (c: BilledCommand<Reply, ReadSet>) => ({
-      ...c,
-      throttled: () => textReply(429, "Too Many"),
-    });
+    const byCaller = (c: BilledCommand<Reply, ReadSet>) => ({ ...c, byClient: true });
     const faulty = command(walletId, () => {
       throw new Error("injected fault");
     });

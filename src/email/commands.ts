@@ -154,6 +154,8 @@ export function acceptEmailCommand(arrival: EmailArrival) {
         storedBytes: reads.storedBytes,
       }),
     unpaid: () => refusal("insufficient", 402, INSUFFICIENT_CREDITS),
+    // Past the wallet's allowance of refused mail the sender gets the same refusal, logged nowhere.
+    throttled: (_wait, decided) => decided,
   };
   return command;
 }
@@ -173,5 +175,6 @@ export function refusedEmailCommand(
     call: { method: "SMTP", path: recipient, endpoint: "email", startedAt },
     decide: () => logged,
     unpaid: () => logged,
+    throttled: () => undefined,
   };
 }

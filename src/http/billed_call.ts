@@ -46,6 +46,7 @@ export function billedCommand<R extends ReadSet>(
     decide: spec.decide,
     unpaid: refuseUnpaid,
     throttled: tooManyFreeCalls,
+    byClient: true,
   };
   if (!caller.key) return command as unknown as BilledCommand<Reply, ReadSet>;
   return commandOfKey(command, { keyId: caller.key.keyId, access: spec.access }) as unknown as BilledCommand<

@@ -104,11 +104,14 @@ export interface BilledCommand<O, R extends ReadSet = ReadSet> {
   decide(state: DecideState<R>): Decision<O>;
   /** The decision when the balance is below the price: it charges nothing. */
   unpaid(state: DecideState<R>): Decision<O>;
+  /** Made by a client (HTTP, MCP) that repeats it at will: a client whose calls keep faulting is refused a while. */
+  byClient?: boolean;
   /**
    * The answer to a call that would charge nothing while its wallet is past its allowance of free
-   * calls: nothing is written. Absent: the command is not held to that allowance (mail, runs).
+   * calls (of refused mail, for mail), given the outcome it decided: nothing is written. Absent: the
+   * command is not held to an allowance (scheduled runs, bounded by their pause).
    */
-  throttled?(waitSeconds: number): O;
+  throttled?(waitSeconds: number, decided: O): O;
 }
 
 /** Events appended to a wallet outside a billed call: payments, sweeps, delivery results. */

@@ -109,7 +109,7 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
     runBilled<O, R extends ReadSet>(command: BilledCommand<O, R>) {
       if (queue.length >= maxQueue) return Promise.reject(new LedgerBusyError());
       // Only a caller's own calls are slowed; the wallet's mail and runs are not the caller's to repeat.
-      const wait = command.throttled ? context.faults.waitSeconds(command.walletId) : 0;
+      const wait = command.byClient ? context.faults.waitSeconds(command.walletId) : 0;
       if (wait > 0) return Promise.reject(new CallerThrottledError(wait));
       return new Promise<LedgerResult<O>>((resolve, reject) => {
         const waiting: Waiting = { command, resolve: resolve as Waiting["resolve"], reject };
@@ -134,7 +134,7 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
 async function runBatch(context: Context, batch: Waiting[]): Promise<void> {
   const { sql, clock, setup, onBatch, faults } = context;
   const failed = (waiting: Waiting, error: unknown) => {
-    if (waiting.command.throttled && !isDatabaseFault(error)) faults.record(waiting.command.walletId);
+    if (waiting.command.byClient && !isDatabaseFault(error)) faults.record(waiting.command.walletId);
     waiting.reject(error);
   };
   let results: (LedgerResult<unknown> | CommandFault)[];

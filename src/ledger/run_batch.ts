@@ -132,7 +132,7 @@ function runOne(
   // A call that pays nothing writes an event for nothing: only so many a minute and a day.
   if (charge === 0 && command.throttled) {
     const wait = freeCallWait(wallet, now, command.call.endpoint);
-    if (wait > 0) return { ...unanswered, outcome: command.throttled(wait) };
+    if (wait > 0) return { ...unanswered, outcome: command.throttled(wait, decision.outcome) };
   }
   const balance = wallet.balance - charge;
   stageCall(context, command, wallet, { ...decision, charge }, choice.keep);
