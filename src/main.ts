@@ -11,8 +11,7 @@ import { startDeactivationSweep } from "./wallets/deactivation.ts";
 import { createAlertMailer } from "./alerts/mailer.ts";
 import { deliveryChannels } from "./delivery_channels.ts";
 import { linkSigning } from "./webhooks/deliver.ts";
-import { ATTACHMENT_USAGE_PARTITIONING, ensureServiceFile } from "./attachments/store.ts";
-import { createPartitions } from "./db/partitions.ts";
+import { ensureServiceFile } from "./attachments/store.ts";
 import { SAMPLE_ATTACHMENT } from "./attachments/sample_pdf.ts";
 import { startDeliveryWorker } from "./webhooks/delivery_worker.ts";
 import { startScheduler } from "./schedules/scheduler.ts";
@@ -35,8 +34,6 @@ if (config.allowPrivateWebhooks) {
 const clock = systemClock;
 // Without them rows still land in the catch-all partitions; the sweep tries again.
 await preparePartitions(db.sql, clock.now()).catch((error) => logError("cannot create partitions", error));
-await createPartitions(db.sql, ATTACHMENT_USAGE_PARTITIONING, clock.now())
-  .catch((error) => logError("cannot create partitions", error));
 await ensureServiceFile(db.sql, SAMPLE_ATTACHMENT, clock.now());
 // After the commit that queued deliveries, the worker (started below) looks for the rows at once.
 const deliveryWakeUp = { wake: () => {} };

@@ -8,7 +8,11 @@ import type { Clock } from "./clock.ts";
 import { sweepExpiredKv } from "../projections/kv.ts";
 import { CALL_LOG_PARTITIONING, sweepExpiredCallLogs } from "../projections/call_logs.ts";
 import { sweepExpiredReplies } from "../projections/idempotent_replies.ts";
-import { ATTACHMENT_PARTITIONING, sweepExpiredAttachments } from "./attachments/store.ts";
+import {
+  ATTACHMENT_PARTITIONING,
+  ATTACHMENT_USAGE_PARTITIONING,
+  sweepExpiredAttachments,
+} from "./attachments/store.ts";
 import { sweepRetiredKeys } from "../projections/scoped_keys.ts";
 import { createPartitions } from "./db/partitions.ts";
 import { type PeriodicJob, startPeriodic } from "./periodic.ts";
@@ -52,6 +56,7 @@ export async function preparePartitions(sql: Sql, now: Date): Promise<string[]> 
   return [
     ...await createPartitions(sql, CALL_LOG_PARTITIONING, now),
     ...await createPartitions(sql, ATTACHMENT_PARTITIONING, now),
+    ...await createPartitions(sql, ATTACHMENT_USAGE_PARTITIONING, now),
     ...await prepareDeliveryPartitions(sql, now),
   ];
 }
