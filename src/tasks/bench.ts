@@ -1,8 +1,8 @@
 // `deno task bench`: the service against the honest ceiling, on a PostgreSQL 15 cluster of its own
 // (created on a spare port and removed after): interleaved paired rounds of billed GET and POST
 // /kv on random funded wallets against pgbench doing the same debit and append one transaction per
-// call, the hot-wallet line, audit and replay speed over a seeded ledger, and the call-log sweep as
-// the table grows. Needs pg_createcluster and PostgreSQL 15, wrk and pgbench (installed from
+// call, the hot-wallet line, audit and replay speed over a seeded ledger, the call-log sweep as the
+// table grows, and the permanent-log budget (bytes of `events` per credit spent and per day for free). Needs pg_createcluster and PostgreSQL 15, wrk and pgbench (installed from
 // Debian's packages when missing). The last line is every figure as one JSON object.
 import { createCluster, ensureClusterTools } from "./bench/cluster.ts";
 import { describeMachine, ensureTool, log } from "./bench/system.ts";
@@ -13,9 +13,11 @@ import { migrate } from "../db/migrate.ts";
 import { type BenchFigures, profileLines, summarize } from "./bench/report.ts";
 import type { BenchCluster } from "./bench/cluster.ts";
 import { benchPooler } from "./bench/pooler.ts";
+import { startService } from "./bench/service.ts";
+import { budgetLines, type LogBudget, measureLogBudget } from "./noisy_neighbour/log_budget.ts";
 
 /** The parts of the bench; BENCH_ONLY picks some (comma-separated). */
-const PARTS = ["load", "ledger", "sweep"] as const;
+const PARTS = ["load", "ledger", "sweep", "budget"] as const;
 type Part = typeof PARTS[number];
 
 function positiveInt(name: string, fallback: number): number {
@@ -89,6 +91,20 @@ async function sweepMeasure(cluster: BenchCluster) {
   }
 }
 
+/** The permanent-log budget (issue 21): bytes of `events` per credit and per day for free, measured. */
+async function budgetMeasure(cluster: BenchCluster): Promise<LogBudget> {
+  const service = await startService({ DATABASE_URL: await cluster.createDatabase("bench_budget") });
+  const sql = cluster.connect("bench_budget");
+  try {
+    const budget = await measureLogBudget({ url: service.url, sql });
+    for (const line of budgetLines(budget)) log(line);
+    return budget;
+  } finally {
+    await sql.end();
+    await service.stop();
+  }
+}
+
 async function main() {
   await ensureClusterTools();
   await ensureTool("wrk", "wrk");
@@ -110,6 +126,7 @@ async function main() {
     if (config.parts.has("load")) figures.load = await serviceLoad(cluster, config);
     if (config.parts.has("ledger")) figures.ledger = await ledgerMeasures(cluster);
     if (config.parts.has("sweep")) figures.sweep = await sweepMeasure(cluster);
+    if (config.parts.has("budget")) figures.budget = await budgetMeasure(cluster);
     if (figures.load?.profile) { for (const line of profileLines(figures.load.profile)) log(line); }
     for (const line of summarize(figures)) log(line);
   } finally {

@@ -3,6 +3,7 @@
 import type { LoadFigures, Round } from "./service_load.ts";
 import type { SweepPoint, TaskRun } from "./offline.ts";
 import type { RunResult } from "./load.ts";
+import type { LogBudget } from "../noisy_neighbour/log_budget.ts";
 
 export interface BenchFigures {
   machine: string;
@@ -13,6 +14,7 @@ export interface BenchFigures {
   load?: LoadFigures;
   ledger?: { events: number; audit: TaskRun; replay: TaskRun };
   sweep?: SweepPoint[];
+  budget?: LogBudget;
 }
 
 export function median(values: number[]): number {
@@ -193,6 +195,14 @@ export function summarize(figures: BenchFigures): string[] {
   if (figures.load) lines.push(...loadLines(figures.load, wallets, json));
   if (figures.ledger) lines.push(...ledgerLines(figures.ledger, json));
   if (figures.sweep) lines.push(sweepLine(figures.sweep, json));
+  if (figures.budget) {
+    const { maxBytesPerCredit, worstPaid, freeBytesPerDay } = figures.budget;
+    json.log_budget = { maxBytesPerCredit, worstPaid, freeBytesPerDay };
+    lines.push(
+      `permanent-log budget: at most ${fmt(maxBytesPerCredit)} bytes of events per credit (${worstPaid}), ` +
+        `${freeBytesPerDay === null ? "unbounded" : `${fmt(freeBytesPerDay)} bytes`} a day for free`,
+    );
+  }
   lines.push(JSON.stringify(json));
   return lines;
 }
