@@ -28,6 +28,25 @@ function stepsTo(visit: Visit): PathStep[] {
   return steps.reverse();
 }
 
+/** Shallower than this, allStorable recurses; deeper, the walk below takes over (no stack to exhaust). */
+const RECURSION_LIMIT = 32;
+
+/** True when every string in `value`, object keys included, is storable: no allocation on the way. */
+function allStorable(value: unknown, depth: number): boolean {
+  if (typeof value === "string") return isStorable(value);
+  if (value === null || typeof value !== "object") return true;
+  if (ArrayBuffer.isView(value) || value instanceof Date) return true;
+  if (depth === RECURSION_LIMIT) return unstorablePathWalk(value) === undefined;
+  if (Array.isArray(value)) {
+    for (const member of value) if (!allStorable(member, depth + 1)) return false;
+    return true;
+  }
+  for (const name in value) {
+    if (!isStorable(name) || !allStorable((value as Record<string, unknown>)[name], depth + 1)) return false;
+  }
+  return true;
+}
+
 /**
  * The steps to the first string (a value or an object key, in document order) in `value` that is
  * not storable: `[]` when `value` is that string, undefined when every string is storable. Walks
@@ -35,6 +54,11 @@ function stepsTo(visit: Visit): PathStep[] {
  * JSON body nests 100,000 deep); binary data and dates are skipped.
  */
 export function unstorablePath(value: unknown): PathStep[] | undefined {
+  // Nearly every value is storable: that answer costs no allocation; only a refusal walks for its path.
+  return allStorable(value, 0) ? undefined : unstorablePathWalk(value);
+}
+
+function unstorablePathWalk(value: unknown): PathStep[] | undefined {
   const pending: Visit[] = [{ value }];
   while (pending.length > 0) {
     const visit = pending.pop()!;
