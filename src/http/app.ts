@@ -6,8 +6,8 @@ import { LedgerBusyError } from "../ledger/ledger.ts";
 import { CallerThrottledError } from "../ledger/fault_throttle.ts";
 import type { AppEnv, Services } from "./env.ts";
 import { errorResponse, HttpError } from "./errors.ts";
-import { accessLog, provideServices } from "./middleware.ts";
-import { paceRefusals } from "./refusal_pacing.ts";
+import { requestEnvelope } from "./middleware.ts";
+import { refusalPacer } from "./refusal_pacing.ts";
 import { billedFailure } from "./billing.ts";
 import { validatorPhrase } from "./validation.ts";
 import { methodNotAllowed } from "./method_not_allowed.ts";
@@ -48,9 +48,10 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
     },
   });
 
-  app.use("*", provideServices(services));
-  app.use("*", accessLog(services.config.logRequests));
-  app.use("*", paceRefusals());
+  app.use(
+    "*",
+    requestEnvelope(services, { logRequests: services.config.logRequests, paceRefusal: refusalPacer() }),
+  );
   app.use("*", refuseOversizedBody);
   // Paths with parameters are where a broken escape would reach the data; they authenticate first.
   app.use("*", strictPath((path) => path.startsWith("/kv/") || path.startsWith("/webhook/")));

@@ -15,30 +15,37 @@ import { lookUpPresented } from "./unknown_tokens.ts";
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
-export function provideServices(services: Services): MiddlewareHandler<AppEnv> {
+/**
+ * What every request passes through first and last, in one middleware (each layer costs every call):
+ * the services, the request id, then, once answered, the pacing of a client's refusals
+ * (refusal_pacing.ts), the access log line and the X-Request-Id header.
+ */
+export function requestEnvelope(
+  services: Services,
+  options: { logRequests: boolean; paceRefusal: (c: Context<AppEnv>) => Promise<void> | undefined },
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     c.set("services", services);
     c.set("startedAt", performance.now());
     const given = c.req.header("x-request-id");
     c.set("requestId", given && REQUEST_ID.test(given) ? given : randomId(20));
     await next();
+    const held = options.paceRefusal(c);
+    if (held) await held;
+    if (options.logRequests) logRequest(c);
     c.res.headers.set("x-request-id", c.get("requestId"));
   };
 }
 
 /** One structured line per request; never the token, never a body. */
-export function accessLog(enabled: boolean): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    await next();
-    if (!enabled) return;
-    log(c.res.status >= 500 ? "error" : "info", "request", {
-      requestId: c.get("requestId"),
-      method: c.req.method,
-      path: new URL(c.req.url).pathname,
-      status: c.res.status,
-      latencyMs: Math.round((performance.now() - c.get("startedAt")) * 10) / 10,
-    });
-  };
+function logRequest(c: Context<AppEnv>): void {
+  log(c.res.status >= 500 ? "error" : "info", "request", {
+    requestId: c.get("requestId"),
+    method: c.req.method,
+    path: new URL(c.req.url).pathname,
+    status: c.res.status,
+    latencyMs: Math.round((performance.now() - c.get("startedAt")) * 10) / 10,
+  });
 }
 
 /** Token lengths after trimming; /openapi.json documents the same bounds (openapi.ts TokenHeader). */

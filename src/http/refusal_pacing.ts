@@ -5,7 +5,7 @@
 // wallet once authenticated, else its network. Per instance and bounded in memory: it paces, it
 // decides nothing that must hold across instances. 404, 409 and 412 are ordinary outcomes of
 // ordinary calls and never count.
-import type { MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import type { AppEnv } from "./env.ts";
 import { clientNetworkOf } from "./middleware.ts";
 
@@ -44,15 +44,16 @@ export class RefusalBudget {
   }
 }
 
-export function paceRefusals(
+/** The pacing of one service's refusals: undefined for an answer not held, else the hold to await. */
+export function refusalPacer(
   options: { perWindow?: number; holdMs?: number } = {},
-): MiddlewareHandler<AppEnv> {
+): (c: Context<AppEnv>) => Promise<void> | undefined {
   const budget = new RefusalBudget(options.perWindow ?? REFUSALS_PER_10_S, 10_000);
   const holdMs = options.holdMs ?? REFUSAL_HOLD_MS;
-  return async (c, next) => {
-    await next();
-    if (!PACED_STATUSES.has(c.res.status)) return;
+  return (c) => {
+    if (!PACED_STATUSES.has(c.res.status)) return undefined;
     const client = c.get("walletId") ?? `net ${clientNetworkOf(c)}`;
-    if (budget.refused(client)) await new Promise((resolve) => setTimeout(resolve, holdMs));
+    if (!budget.refused(client)) return undefined;
+    return new Promise((resolve) => setTimeout(resolve, holdMs));
   };
 }

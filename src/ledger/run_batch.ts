@@ -20,7 +20,7 @@ import type {
 } from "./command.ts";
 import { BatchReads, type Read, read, type ReadSet } from "./reads.ts";
 import { type EffectAppliers, PendingWrites } from "./pending_writes.ts";
-import { findUnstorable } from "../storable_text.ts";
+import { findUnstorable, isStorable } from "../storable_text.ts";
 import { loggedCallError, loggedCallPath } from "./call_bounds.ts";
 
 export interface BatchSetup {
@@ -223,9 +223,11 @@ function stageCall(
     effects.push(...(added?.effects ?? []));
   }
   // One unstorable string would fail the whole batch's insert: this command fails alone instead.
-  for (const [i, event] of events.entries()) {
-    const where = findUnstorable(event.data);
-    if (where !== undefined) throw new UnstorableCommandError(`${event.type} (event ${i + 1}) ${where}`);
+  // CallBilled's own texts are bounded and made storable above; a kept answer is the command's.
+  if (kept && !isStorable(kept.body)) throw new UnstorableCommandError("CallBilled idempotency.body");
+  for (let i = 1; i < events.length; i++) {
+    const where = findUnstorable(events[i].data);
+    if (where !== undefined) throw new UnstorableCommandError(`${events[i].type} (event ${i + 1}) ${where}`);
   }
   for (const effect of effects) {
     const where = findUnstorable(effect);
