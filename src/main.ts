@@ -17,6 +17,7 @@ import { startDeliveryWorker } from "./webhooks/delivery_worker.ts";
 import { startScheduler } from "./schedules/scheduler.ts";
 import { startSmtpReceiver } from "./email/smtp_server.ts";
 import { describeError, log, logError } from "./log.ts";
+import { BatchStats, STATS_INTERVAL_MS } from "./ledger/batch_stats.ts";
 
 const config = loadConfig();
 const db = await openDatabase({ ...databaseOptions(config), connectTimeoutMs: config.databaseTimeoutMs });
@@ -37,7 +38,9 @@ await preparePartitions(db.sql, clock.now()).catch((error) => logError("cannot c
 await ensureServiceFile(db.sql, SAMPLE_ATTACHMENT, clock.now());
 // After the commit that queued deliveries, the worker (started below) looks for the rows at once.
 const deliveryWakeUp = { wake: () => {} };
+const batchStats = new BatchStats();
 const ledger = createServiceLedger(db.sql, clock, {
+  onBatch: (_size, timing) => batchStats.record(timing),
   maxBatch: config.ledgerMaxBatch,
   deadlineMs: config.databaseTimeoutMs,
   validateEvents: config.ledgerValidateEvents,
@@ -46,6 +49,11 @@ const ledger = createServiceLedger(db.sql, clock, {
 const services = { sql: db.sql, ledger, clock, config };
 const app = createApp(services);
 const sweeper = startSweeper(db.sql, clock);
+// One "ledger" line every STATS_INTERVAL_MS while calls are billed: batch sizes, queue and work times.
+const statsTimer = setInterval(() => {
+  const summary = batchStats.take();
+  if (summary) log("info", "ledger", { ...summary });
+}, STATS_INTERVAL_MS);
 const deactivation = startDeactivationSweep(db.sql, ledger, clock);
 const deliveries = startDeliveryWorker({
   sql: db.sql,
@@ -117,6 +125,7 @@ async function stop(signal: string) {
   await deliveries.stop();
   await sweeper.stop();
   await deactivation.stop();
+  clearInterval(statsTimer);
   await db.close();
   log("info", "stopped");
   Deno.exit(0);

@@ -8,7 +8,7 @@ import { activeWallets, knownKeys } from "./wallet_cache.ts";
 import { findKeyByHash } from "../../projections/scoped_keys.ts";
 import { isScopedKey } from "../keys/commands.ts";
 import { KEY_EXPIRED, KEY_REVOKED } from "../keys/gate.ts";
-import { log } from "../log.ts";
+import { logRequest } from "../log.ts";
 import { withDeadline } from "../db/deadline.ts";
 import { clientNetwork } from "./client_network.ts";
 import { lookUpPresented } from "./unknown_tokens.ts";
@@ -32,14 +32,14 @@ export function requestEnvelope(
     await next();
     const held = options.paceRefusal(c);
     if (held) await held;
-    if (options.logRequests) logRequest(c);
+    if (options.logRequests) logRequestOf(c);
     c.res.headers.set("x-request-id", c.get("requestId"));
   };
 }
 
 /** One structured line per request; never the token, never a body. */
-function logRequest(c: Context<AppEnv>): void {
-  log(c.res.status >= 500 ? "error" : "info", "request", {
+function logRequestOf(c: Context<AppEnv>): void {
+  logRequest(c.res.status >= 500 ? "error" : "info", {
     requestId: c.get("requestId"),
     method: c.req.method,
     path: new URL(c.req.url).pathname,

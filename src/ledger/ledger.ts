@@ -13,6 +13,7 @@ import { BatchReads, type ReadSet } from "./reads.ts";
 import { type EffectAppliers, PendingWrites } from "./pending_writes.ts";
 import { type AnyBilledCommand, type BatchSetup, type CommandFault, runBilledBatch } from "./run_batch.ts";
 import { CallerThrottledError, FaultThrottle } from "./fault_throttle.ts";
+import type { BatchTiming } from "./batch_stats.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { DatabaseUnavailableError, isDatabaseUnavailable } from "../db/faults.ts";
 import { expireAfter, removeFrom, withDeadline } from "../db/deadline.ts";
@@ -33,8 +34,8 @@ export interface LedgerOptions {
   maxInFlight?: number;
   /** Most calls waiting; past it a call fails at once rather than queueing without bound. */
   maxQueue?: number;
-  /** Told the size of every batch that commits (observability, tests). */
-  onBatch?: (size: number) => void;
+  /** Told the size and timing of every batch that commits (observability, tests). */
+  onBatch?: (size: number, timing: BatchTiming) => void;
   /** How each type of effect is applied, by the module that owns its table. */
   effects?: EffectAppliers;
   /** Rules every debit passes through (the low-balance alert). */
@@ -61,6 +62,8 @@ export class LedgerBusyError extends Error {
 
 interface Waiting {
   command: AnyBilledCommand;
+  /** performance.now() when the call joined the queue. */
+  queuedAt: number;
   resolve(result: LedgerResult<unknown>): void;
   reject(error: unknown): void;
 }
@@ -70,7 +73,7 @@ interface Context {
   sql: Sql;
   clock: Clock;
   setup: BatchSetup;
-  onBatch?: (size: number) => void;
+  onBatch?: (size: number, timing: BatchTiming) => void;
   faults: FaultThrottle;
 }
 
@@ -112,7 +115,12 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
       const wait = command.byClient ? context.faults.waitSeconds(command.walletId) : 0;
       if (wait > 0) return Promise.reject(new CallerThrottledError(wait));
       return new Promise<LedgerResult<O>>((resolve, reject) => {
-        const waiting: Waiting = { command, resolve: resolve as Waiting["resolve"], reject };
+        const waiting: Waiting = {
+          command,
+          queuedAt: performance.now(),
+          resolve: resolve as Waiting["resolve"],
+          reject,
+        };
         queue.push(waiting);
         // A call still queued at its deadline leaves the queue unrun; one in a transaction may commit.
         expireAfter(waiting, deadlineMs, () => removeFrom(queue, waiting));
@@ -140,12 +148,24 @@ async function runBatch(context: Context, batch: Waiting[]): Promise<void> {
   let results: (LedgerResult<unknown> | CommandFault)[];
   try {
     const commands = batch.map((w) => w.command);
-    const { results: decided, writes } = await inTransaction(
-      sql,
-      (tx) => runBilledBatch(tx, commands, clock.now(), setup),
-    );
+    const started = performance.now();
+    let begun = started;
+    let returned = started;
+    const { results: decided, writes, dbMs } = await inTransaction(sql, async (tx) => {
+      begun = performance.now();
+      const ran = await runBilledBatch(tx, commands, clock.now(), setup);
+      returned = performance.now();
+      return ran;
+    });
+    const committed = performance.now();
     writes.committed();
-    onBatch?.(commands.length);
+    onBatch?.(commands.length, {
+      size: commands.length,
+      waitMs: started - batch[0].queuedAt,
+      workMs: committed - started,
+      // BEGIN, the batch's own round trips, and COMMIT.
+      dbMs: (begun - started) + dbMs + (committed - returned),
+    });
     results = decided;
   } catch (error) {
     if (batch.length === 1 || isDatabaseFault(error)) {

@@ -67,7 +67,7 @@ export async function runBilledBatch(
   commands: AnyBilledCommand[],
   now: Date,
   setup: BatchSetup,
-): Promise<{ results: (LedgerResult<unknown> | CommandFault)[]; writes: PendingWrites }> {
+): Promise<{ results: (LedgerResult<unknown> | CommandFault)[]; writes: PendingWrites; dbMs: number }> {
   const priors = commands.map((c): PriorRead | undefined =>
     c.idempotency
       ? {
@@ -81,10 +81,12 @@ export async function runBilledBatch(
   );
   const reads = new BatchReads([...commands.map((c) => c.reads), ...priors]);
   // Sent together: the locks and every read cost one round trip.
+  const sent = performance.now();
   const [wallets] = await Promise.all([
     lockWallets(tx, commands.map((c) => c.walletId)),
     reads.load(tx, now),
   ]);
+  let dbMs = performance.now() - sent;
   const context: Context = {
     tx,
     now,
@@ -101,8 +103,10 @@ export async function runBilledBatch(
       results.push({ kind: "fault", error });
     }
   }
+  const flushed = performance.now();
   await context.writes.flush(tx, now);
-  return { results, writes: context.writes };
+  dbMs += performance.now() - flushed;
+  return { results, writes: context.writes, dbMs };
 }
 
 function runOne(
