@@ -9,6 +9,7 @@ type Row = Record<string, unknown>;
 
 interface Statements {
   insert: string;
+  update: string;
   upsert: string;
   deleteKeys: string;
   loadKeys: string;
@@ -43,8 +44,12 @@ function build(projection: Projection<any>, types: Map<string, string>): Stateme
   const insert = `insert into ${table} (${list}) select ${list} from jsonb_to_recordset($1) as x(${
     typed(columns)
   })`;
+  const sets = columns.filter((c) => !keyColumns.includes(c)).map((c) => `"${c}" = x."${c}"`);
   return {
     insert,
+    update: `update ${table} e set ${sets.join(", ")} from jsonb_to_recordset($1) as x(${
+      typed(columns)
+    }) where ${matches}`,
     upsert: `${insert} on conflict (${keyList}) do ${
       updates.length ? `update set ${updates.join(", ")}` : "nothing"
     }`,
@@ -55,6 +60,12 @@ function build(projection: Projection<any>, types: Map<string, string>): Stateme
       cross join lateral (select * from ${table} e where ${matches}) e`,
     deleteWallets: `delete from ${table} where wallet_id = any($1::text[])`,
   };
+}
+
+/** Updates rows known to exist (their keys locked by the batch): cheaper than an upsert's insert attempt. */
+export async function updateRows(sql: Queryable, projection: Projection<any>, rows: object[]): Promise<void> {
+  if (rows.length === 0) return;
+  await run(sql, (await statements(sql, projection)).update, sql.json(rows as never));
 }
 
 function statements(sql: Queryable, projection: Projection<any>): Promise<Statements> {

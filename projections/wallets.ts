@@ -4,7 +4,7 @@ import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 import { creditChange } from "../events/money.ts";
 import type { Projection } from "./projection.ts";
-import { writeRows } from "./projection_sql.ts";
+import { updateRows, writeRows } from "./projection_sql.ts";
 
 export interface WalletRow {
   wallet_id: string;
@@ -170,9 +170,23 @@ export const walletsProjection: Projection<WalletRow> = {
   readsPrevious: true,
 };
 
-/** Writes many wallet rows in one statement (the end of a ledger batch). */
-export async function saveWallets(tx: Queryable, rows: WalletRow[]): Promise<void> {
-  await writeRows(tx, walletsProjection, { removedWallets: [], deleted: [], written: rows });
+/**
+ * Writes many wallet rows at the end of a ledger batch: one UPDATE for the rows the batch found (and
+ * locked), an insert for the wallets it opened.
+ */
+export async function saveWallets(
+  tx: Queryable,
+  rows: WalletRow[],
+  opened: ReadonlySet<string>,
+): Promise<void> {
+  const found = rows.filter((row) => !opened.has(row.wallet_id));
+  const fresh = rows.filter((row) => opened.has(row.wallet_id));
+  await Promise.all([
+    updateRows(tx, walletsProjection, found),
+    fresh.length
+      ? writeRows(tx, walletsProjection, { removedWallets: [], deleted: [], written: fresh })
+      : undefined,
+  ]);
 }
 
 /**

@@ -32,6 +32,8 @@ type Row = Record<string, unknown>;
 export class PendingWrites {
   readonly events: StoredEvent[] = [];
   readonly wallets = new Map<string, WalletRow>();
+  /** Wallets whose first event the batch appends (no row to update yet). */
+  readonly #opened = new Set<string>();
   readonly #effects = new Map<string, Effect[]>();
 
   constructor(
@@ -49,7 +51,10 @@ export class PendingWrites {
   ): WalletRow | undefined {
     const staged = stageEvents(walletId, wallet?.version ?? 0, events, now, this.options.validate);
     const next = staged.reduce<WalletRow | undefined>(evolveWallet, wallet);
-    if (next) this.wallets.set(walletId, next);
+    if (next) {
+      if (wallet === undefined && !this.wallets.has(walletId)) this.#opened.add(walletId);
+      this.wallets.set(walletId, next);
+    }
     this.events.push(...staged);
     if (this.reads) { for (const event of staged) this.reads.observe(event); }
     return next;
@@ -76,7 +81,7 @@ export class PendingWrites {
     const changes = await Promise.all(INLINE_PROJECTIONS.map((p) => this.#changesOf(tx, p)));
     await Promise.all([
       appendStaged(tx, this.events),
-      saveWallets(tx, [...this.wallets.values()]),
+      saveWallets(tx, [...this.wallets.values()], this.#opened),
       ...INLINE_PROJECTIONS.map((projection, i) => writeRows(tx, projection, changes[i])),
       ...[...this.#effects].map(([type, effects]) => this.appliers[type].apply(tx, effects, now)),
     ]);
