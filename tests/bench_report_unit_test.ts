@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { summarize } from "../src/tasks/bench/report.ts";
 import type { RunResult } from "../src/tasks/bench/load.ts";
-import type { LoadFigures, Round } from "../src/tasks/bench/service_load.ts";
+import { batchesOfRuns, type LoadFigures, type Round } from "../src/tasks/bench/service_load.ts";
+import type { BatchSummary } from "../src/ledger/batch_stats.ts";
 import { machineCpuSeconds, reapedChildrenCpuSeconds } from "../src/tasks/bench/system.ts";
 
 function run(rate: number, machineCpuUs: number, extra: Partial<RunResult> = {}): RunResult {
@@ -19,13 +20,33 @@ function run(rate: number, machineCpuUs: number, extra: Partial<RunResult> = {})
   };
 }
 
-function round(getRate: number, ceilingRate: number): Round {
+function batches(sizeP50: number, dbMsP50: number): BatchSummary {
+  return {
+    batches: 100,
+    calls: 100 * sizeP50,
+    sizeP50,
+    sizeP99: 2 * sizeP50,
+    waitMsP50: 1,
+    waitMsP99: 4,
+    workMsP50: dbMsP50 + 0.5,
+    workMsP99: 20,
+    dbMsP50,
+    dbMsP99: 18,
+    jsMsP50: 0.5,
+    jsMsP99: 2,
+  };
+}
+
+function round(getRate: number, ceilingRate: number, extra: Partial<Round> = {}): Round {
   const service = { p50Ms: 20, p99Ms: 60, serviceCpuUs: 300 };
   return {
     get: run(getRate, 700, service),
     getCeiling: run(ceilingRate, 400),
     post: run(getRate / 2, 900, service),
     postCeiling: run(ceilingRate, 420),
+    logOffGet: run(getRate * 1.1, 650, service),
+    logOffPost: run(getRate / 2, 880, service),
+    ...extra,
   };
 }
 
@@ -61,13 +82,75 @@ Deno.test("the ratio is the median of the paired rounds, each service run over t
 
 Deno.test("the CPU budget divides the ceiling's machine CPU per transaction by each target", () => {
   const { lines, json } = verdict(figures([round(1000, 4000), round(1200, 4000), round(1100, 4000)]));
-  assert.deepEqual(json.cpu_budget.get, { target: 2, allowedMachineCpuUs: 200, machineCpuUs: 700 });
-  assert.deepEqual(json.cpu_budget.post, { target: 1.5, allowedMachineCpuUs: 280, machineCpuUs: 900 });
+  assert.deepEqual(json.cpu_budget.get, {
+    target: 1,
+    allowedMachineCpuUs: 400,
+    machineCpuUs: 700,
+    serviceBeyondHttpUs: 240,
+    postgresCpuUs: 100,
+  });
+  assert.deepEqual(json.cpu_budget.post, {
+    target: 0.8,
+    allowedMachineCpuUs: 525,
+    machineCpuUs: 900,
+    serviceBeyondHttpUs: 240,
+    postgresCpuUs: 100,
+  });
   assert.deepEqual(json.cpu_budget.floor, { machineCpuUs: 150, serviceCpuUs: 60, clientCpuUs: 40 });
   assert.ok(
-    lines.some((l) => l.includes("GET: pgbench 400 µs per transaction") && l.includes("2x allows 200 µs")),
+    lines.some((l) => l.includes("GET: pgbench 400 µs per transaction") && l.includes("1x allows 400 µs")),
   );
   assert.ok(lines.some((l) => l.includes("HTTP alone") && l.includes("150 µs per request")));
+});
+
+Deno.test("the log-off service is a labelled line beside the default one, never the headline", () => {
+  const { lines, json } = verdict(figures([round(1000, 4000), round(1000, 4000), round(1000, 4000)]));
+  assert.equal(json.get.ratio, 0.25);
+  assert.equal(json.log_off.get.ratio, 0.28);
+  assert.ok(
+    lines.some((l) => l.startsWith("beside it, labelled: request log off") && l.includes("GET ratio 0.28")),
+  );
+  assert.ok(lines.some((l) => l.startsWith("GET /kv") && l.includes("ratio 0.25")));
+});
+
+Deno.test("the batch line is the median of the measured runs' batch figures", () => {
+  const rounds = [
+    round(1000, 4000, { getBatches: batches(8, 5), postBatches: batches(4, 7) }),
+    round(1000, 4000, { getBatches: batches(10, 6) }),
+    round(1000, 4000, { getBatches: batches(12, 9), postBatches: batches(6, 9) }),
+  ];
+  const { lines, json } = verdict(figures(rounds));
+  assert.equal(json.get_batches.sizeP50, 10);
+  assert.equal(json.get_batches.dbMsP50, 6);
+  assert.equal(json.post_batches.sizeP50, 5);
+  assert.ok(lines.some((l) => l.includes("GET batches") && l.includes("median of 3 runs")));
+  assert.ok(lines.some((l) => l.includes("POST batches") && l.includes("median of 2 runs")));
+});
+
+Deno.test("a ledger line counts for the one run its window meets, and not when it meets two", () => {
+  const at = (ms: number, n: number, count = 100) =>
+    JSON.stringify({
+      time: new Date(ms).toISOString(),
+      level: "info",
+      message: "ledger",
+      ...batches(n, 1),
+      batches: count,
+    });
+  const t0 = Date.parse("2026-11-25T00:00:00Z");
+  const windows = [
+    { round: 1, method: "GET" as const, start: t0, end: t0 + 8_000 },
+    { round: 1, method: "POST" as const, start: t0 + 20_000, end: t0 + 28_000 },
+    { round: 2, method: "GET" as const, start: t0 + 33_000, end: t0 + 41_000 },
+  ];
+  const text = [
+    '{"message":"request"}',
+    at(t0 + 5_000, 3, 60), // meets the first run only, with fewer batches than the next line
+    at(t0 + 12_000, 4), // meets the first run only (its window starts 2 s after the run began)
+    at(t0 + 35_000, 5), // meets the POST run and the second GET run: counted for neither
+    at(t0 + 45_000, 6), // meets the second GET run only
+  ].join("\n");
+  const found = batchesOfRuns(text, windows);
+  assert.deepEqual(found.map((b) => b?.sizeP50), [4, undefined, 6]);
 });
 
 Deno.test("the CPU readers count up: the machine's busy time within all of it, the reaped children's time", async () => {

@@ -93,7 +93,9 @@ async function sweepMeasure(cluster: BenchCluster) {
 
 /** The permanent-log budget (issue 21): bytes of `events` per credit and per day for free, measured. */
 async function budgetMeasure(cluster: BenchCluster): Promise<LogBudget> {
-  const service = await startService({ DATABASE_URL: await cluster.createDatabase("bench_budget") });
+  const service = await startService({ DATABASE_URL: await cluster.createDatabase("bench_budget") }, {
+    funding: true, // its wallets come from their own client addresses
+  });
   const sql = cluster.connect("bench_budget");
   try {
     const budget = await measureLogBudget({ url: service.url, sql });

@@ -1,5 +1,7 @@
-// The service under load: started as `deno task serve` would run it (optionally under the CPU
-// profiler), and funded wallets created through its own API, as users would.
+// The service under load: started with the README's own command (the `serve` task of the checkout's
+// deno.json, its permission flags included) in its default configuration (request log on, written
+// to a file as `deno task serve > service.log` would, SMTP on, every worker running), optionally
+// under the CPU profiler, and funded wallets created through its own API, as users would.
 import { signStripePayload } from "../../payments/stripe_signature.ts";
 import { BENCH_KEY_PATH, POST_VALUE_BYTES } from "./load.ts";
 import { freePort, sleep } from "./system.ts";
@@ -13,27 +15,53 @@ const START_TIMEOUT_MS = 60_000;
 export interface RunningService {
   url: string;
   pid: number;
+  /** Where its stdout (the request log and the "ledger" lines) goes; removed when it stops. */
+  logFile: string;
   stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  cpuProfileDir?: string;
+  /** Another checkout (the baseline commit): its own deno.json's command, src/ and dependencies. */
+  root?: string;
+  /**
+   * Funding creates many wallets from this one machine: only then does each request name its own
+   * client address (TRUST_PROXY), past the per-network token limit. Measured services run without it.
+   */
+  funding?: boolean;
+}
+
+/** The `serve` task of a checkout's deno.json, as arguments for this Deno, with the profiler's flags. */
+export async function serveCommand(root: string, profile: string[] = []): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile(`${root}/deno.json`)) as { tasks?: { serve?: string } };
+  const serve = config.tasks?.serve;
+  const words = serve?.trim().split(/\s+/) ?? [];
+  if (words[0] !== "deno" || words[1] !== "run") {
+    throw new Error(`Invalid serve task "${serve}" in ${root}/deno.json: must start with "deno run"`);
+  }
+  return ["run", ...profile, ...words.slice(2)];
 }
 
 export async function startService(
   env: Record<string, string>,
-  options: { cpuProfileDir?: string; root?: string } = {},
+  options: StartOptions = {},
 ): Promise<RunningService> {
   const port = freePort();
+  const root = options.root ?? ROOT;
   const profile = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", ...profile, "src/main.ts"],
-    // Another checkout (the baseline commit) runs its own src/main.ts with its own dependencies.
-    cwd: options.root ?? ROOT,
+  const args = await serveCommand(root, profile);
+  const logFile = await Deno.makeTempFile({ prefix: "bench-service-", suffix: ".log" });
+  // `exec` keeps the pid the service's own, so its CPU time is read from it; stdout goes to the file.
+  const child = new Deno.Command("sh", {
+    args: ["-c", 'exec "$@" > "$BENCH_SERVICE_LOG"', "sh", Deno.execPath(), ...args],
+    cwd: root,
     env: {
+      BENCH_SERVICE_LOG: logFile,
       PORT: String(port),
       HOSTNAME: "127.0.0.1",
-      SMTP_PORT: "0",
-      LOG_REQUESTS: "0",
-      // Funding creates many wallets from one machine: each asks as its own client address.
-      TRUST_PROXY: "1",
+      SMTP_PORT: String(freePort()),
       PAYMENT_WEBHOOK_SECRET: PAYMENT_SECRET,
+      ...(options.funding ? { TRUST_PROXY: "1" } : {}),
       ...env,
     },
     stdout: "null",
@@ -48,6 +76,7 @@ export async function startService(
       if (res.ok) break;
     } catch { /* starting */ }
     if (Date.now() > deadline) {
+      child.kill("SIGKILL");
       throw new Error(`The service did not answer /healthz within ${START_TIMEOUT_MS} ms`);
     }
     await sleep(100);
@@ -55,9 +84,11 @@ export async function startService(
   return {
     url,
     pid: child.pid,
+    logFile,
     async stop() {
       child.kill("SIGTERM");
       await child.status;
+      await Deno.remove(logFile).catch(() => {});
     },
   };
 }

@@ -3,11 +3,12 @@
 // hot-wallet line, the audit after the load and, when profiling, where the time went.
 import type { BenchCluster } from "./cluster.ts";
 import { type CpuSources, describeRun, pgbenchDatabase, pgbenchRun, type RunResult, wrkRun } from "./load.ts";
-import { fundWallets, type RunningService, startService } from "./service.ts";
+import { fundWallets, type RunningService, type StartOptions, startService } from "./service.ts";
 import { timeTask } from "./offline.ts";
 import { type HotFunction, summarizeProfileDir } from "./cpu_profile.ts";
 import { resetStatements, type TopStatement, topStatements } from "./statements.ts";
-import { log, peakRssMb } from "./system.ts";
+import { log, peakRssMb, sleep } from "./system.ts";
+import { type BatchSummary, STATS_INTERVAL_MS } from "../../ledger/batch_stats.ts";
 import { type BenchPooler, withPooledService } from "./pooler.ts";
 
 export interface LoadOptions {
@@ -26,12 +27,18 @@ export interface Round {
   getCeiling: RunResult;
   post: RunResult;
   postCeiling: RunResult;
-  /** The baseline service's runs in the same round, right after this service's. */
+  /** The same service with the request log off (LOG_REQUESTS=0), on the same database and wallets. */
+  logOffGet: RunResult;
+  logOffPost: RunResult;
+  /** The baseline service's runs in the same round. */
   baselineGet?: RunResult;
   baselinePost?: RunResult;
-  /** The service through the pooler in the same round, right after the direct one. */
+  /** The service through the pooler in the same round. */
   pooledGet?: RunResult;
   pooledPost?: RunResult;
+  /** The measured service's ledger batches during its GET and its POST run, from its "ledger" lines. */
+  getBatches?: BatchSummary;
+  postBatches?: BatchSummary;
 }
 
 export interface LoadFigures {
@@ -47,15 +54,14 @@ export interface LoadFigures {
 
 /** Length of the unmeasured warm-up of each load before the rounds. */
 const WARM_UP_SECONDS = 3;
-interface Targets {
-  serviceUrl: string;
+
+/** A service that takes the rounds: the measured one, or one beside it, idle while another is measured. */
+interface Contender {
+  name: "service" | "logOff" | "baseline" | "pooled";
+  url: string;
   /** File of the tokens the calls pick from at random. */
   tokens: string;
-  pgbenchUrl: string;
-  /** The baseline service and its own funded wallets, when comparing with an earlier commit. */
-  baseline?: { url: string; tokens: string; cpu: CpuSources };
-  /** The service through the pooler, on the same database and wallets. */
-  pooled?: { url: string; cpu: CpuSources };
+  cpu: CpuSources;
 }
 
 async function tokensFile(tokens: string[]): Promise<string> {
@@ -64,67 +70,90 @@ async function tokensFile(tokens: string[]): Promise<string> {
   return file;
 }
 
-/** The paired rounds: service GET, pgbench, service POST, pgbench, each pair back to back. */
+/** When the measured service ran a load, to find its "ledger" lines afterwards. */
+interface RunWindow {
+  round: number;
+  method: "GET" | "POST";
+  start: number;
+  end: number;
+}
+
+/**
+ * The paired rounds. In each, for GET then POST: every contender's run, then pgbench doing the same
+ * work. The contenders' order turns by one each round, so none always runs first or right after
+ * pgbench (an A/A run of one commit showed ±0.04 between positions).
+ */
 async function pairedRounds(
   options: LoadOptions,
-  targets: Targets,
-  cpu: CpuSources,
-): Promise<Round[]> {
+  contenders: Contender[],
+  pgbenchUrl: string,
+  postmasterPid: number,
+): Promise<{ rounds: Round[]; windows: RunWindow[] }> {
   const { seconds, wallets } = options;
-  // pgbench runs leave the service idle: only the cluster's CPU is charged to them.
-  const ceiling = () =>
-    pgbenchRun({ url: targets.pgbenchUrl, wallets, seconds }, { postmasterPid: cpu.postmasterPid });
-  const service = (method: "GET" | "POST") =>
-    wrkRun({ url: targets.serviceUrl, tokensFile: targets.tokens, method, seconds }, cpu);
-  // Not measured: the service's code warmed up and both databases' caches filled.
+  // pgbench runs leave the services idle: only the cluster's CPU is charged to them.
+  const ceiling = () => pgbenchRun({ url: pgbenchUrl, wallets, seconds }, { postmasterPid });
+  const load = (c: Contender, method: "GET" | "POST", length = seconds) =>
+    wrkRun({ url: c.url, tokensFile: c.tokens, method, seconds: length }, c.cpu);
+  // Not measured: every service's code warmed up and both databases' caches filled.
   const warmUp = Math.min(WARM_UP_SECONDS, seconds);
-  await wrkRun({ url: targets.serviceUrl, tokensFile: targets.tokens, method: "GET", seconds: warmUp }, cpu);
-  await wrkRun({ url: targets.serviceUrl, tokensFile: targets.tokens, method: "POST", seconds: warmUp }, cpu);
-  await pgbenchRun({ url: targets.pgbenchUrl, wallets, seconds: warmUp }, cpu);
-  const base = targets.baseline;
-  const baseline = (method: "GET" | "POST") =>
-    base ? wrkRun({ url: base.url, tokensFile: base.tokens, method, seconds }, base.cpu) : undefined;
-  if (base) {
-    await wrkRun({ url: base.url, tokensFile: base.tokens, method: "GET", seconds: warmUp }, base.cpu);
+  for (const c of contenders) {
+    await load(c, "GET", warmUp);
+    await load(c, "POST", warmUp);
   }
-  const pooled = targets.pooled;
-  const throughPooler = (method: "GET" | "POST") =>
-    pooled ? wrkRun({ url: pooled.url, tokensFile: targets.tokens, method, seconds }, pooled.cpu) : undefined;
-  if (pooled) await throughPooler("GET");
+  await pgbenchRun({ url: pgbenchUrl, wallets, seconds: warmUp }, { postmasterPid });
   const rounds: Round[] = [];
+  const windows: RunWindow[] = [];
   for (let i = 1; i <= options.rounds; i++) {
-    const get = await service("GET");
-    const baselineGet = await baseline("GET");
-    const pooledGet = await throughPooler("GET");
-    const getCeiling = await ceiling();
-    const post = await service("POST");
-    const baselinePost = await baseline("POST");
-    const pooledPost = await throughPooler("POST");
-    const postCeiling = await ceiling();
-    const beside = {
-      ...(base ? { baselineGet, baselinePost } : {}),
-      ...(pooled ? { pooledGet, pooledPost } : {}),
-    };
-    rounds.push({ get, getCeiling, post, postCeiling, ...beside });
+    const turn = (i - 1) % contenders.length;
+    const order = [...contenders.slice(turn), ...contenders.slice(0, turn)];
+    const runs: Record<string, RunResult> = {};
+    for (const method of ["GET", "POST"] as const) {
+      const side = method === "GET" ? "Get" : "Post";
+      for (const c of order) {
+        const start = Date.now();
+        const run = await load(c, method);
+        if (c.name === "service") windows.push({ round: i, method, start, end: Date.now() });
+        runs[c.name === "service" ? method.toLowerCase() : `${c.name}${side}`] = run;
+      }
+      runs[`${method.toLowerCase()}Ceiling`] = await ceiling();
+    }
+    const round = runs as unknown as Round;
+    rounds.push(round);
     log(
-      `round ${i}: GET ratio ${(get.rate / getCeiling.rate).toFixed(2)}, POST ratio ${
-        (post.rate / postCeiling.rate).toFixed(2)
-      }`,
+      `round ${i} (order ${order.map((c) => c.name).join(", ")}): GET ratio ${
+        (round.get.rate / round.getCeiling.rate).toFixed(2)
+      }, POST ratio ${(round.post.rate / round.postCeiling.rate).toFixed(2)}`,
     );
-    const runs = { get, getCeiling, post, postCeiling, ...beside };
-    for (const [label, run] of Object.entries(runs)) log(`  ${describeRun(label, run!)}`);
+    for (const [label, run] of Object.entries(runs)) log(`  ${describeRun(label, run)}`);
   }
-  return rounds;
+  return { rounds, windows };
+}
+
+/**
+ * Each run's batches, from the service's "ledger" lines: a line sums the STATS_INTERVAL_MS before
+ * it, and counts for a run when that window meets this run and no other of the service's runs (the
+ * service is idle between them). Of several lines, the one with the most batches stands for the run.
+ */
+export function batchesOfRuns(logText: string, windows: RunWindow[]): (BatchSummary | undefined)[] {
+  const lines = logText.split("\n").filter((line) => line.includes('"message":"ledger"'))
+    .map((line) => JSON.parse(line) as BatchSummary & { time: string });
+  return windows.map((w) => {
+    const meets = (line: { time: string }, x: RunWindow) => {
+      const end = Date.parse(line.time);
+      return end > x.start && end - STATS_INTERVAL_MS < x.end;
+    };
+    const own = lines.filter((line) => meets(line, w) && windows.every((x) => x === w || !meets(line, x)));
+    return own.sort((a, b) => b.batches - a.batches)[0];
+  });
 }
 
 /** Runs `work` against a service started on the database, and stops it whatever happens. */
 async function withService<T>(
   databaseUrl: string,
-  cpuProfileDir: string | undefined,
+  options: StartOptions & { env?: Record<string, string> },
   work: (service: RunningService) => Promise<T>,
-  root?: string,
 ): Promise<T> {
-  const service = await startService({ DATABASE_URL: databaseUrl }, { cpuProfileDir, root });
+  const service = await startService({ DATABASE_URL: databaseUrl, ...options.env }, options);
   try {
     return await work(service);
   } finally {
@@ -137,9 +166,8 @@ async function fundBaseline(cluster: BenchCluster, options: LoadOptions, files: 
   const db = await cluster.createDatabase("bench_baseline");
   const tokens = await withService(
     db,
-    undefined,
+    { root: options.baselineDir, funding: true },
     (s) => fundWallets(s.url, options.wallets),
-    options.baselineDir,
   );
   const file = await tokensFile(tokens);
   files.push(file);
@@ -148,62 +176,67 @@ async function fundBaseline(cluster: BenchCluster, options: LoadOptions, files: 
 }
 
 /** The hot-wallet line: every call on one wallet, which measures row-lock contention. */
-async function hotWallet(options: LoadOptions, targets: Targets, cpu: CpuSources) {
+async function hotWallet(options: LoadOptions, service: Contender, pgbenchUrl: string) {
   log("hot wallet (one wallet for every call: row-lock contention, not the ceiling)");
   const { seconds } = options;
-  const ceiling = await pgbenchRun({ url: targets.pgbenchUrl, wallets: 1, seconds }, {
-    postmasterPid: cpu.postmasterPid,
+  const ceiling = await pgbenchRun({ url: pgbenchUrl, wallets: 1, seconds }, {
+    postmasterPid: service.cpu.postmasterPid,
   });
-  const get = await wrkRun(
-    { url: targets.serviceUrl, tokensFile: targets.tokens, method: "GET", seconds },
-    cpu,
-  );
-  const post = await wrkRun(
-    { url: targets.serviceUrl, tokensFile: targets.tokens, method: "POST", seconds },
-    cpu,
-  );
+  const load = (method: "GET" | "POST") =>
+    wrkRun({ url: service.url, tokensFile: service.tokens, method, seconds }, service.cpu);
+  const get = await load("GET");
+  const post = await load("POST");
   for (const [label, run] of Object.entries({ ceiling, get, post })) log(`  ${describeRun(label, run)}`);
   return { ceiling, get, post };
 }
 
-type Paired = (base?: Targets["baseline"], pooled?: Targets["pooled"]) => Promise<Round[]>;
-
 /**
- * The paired rounds, with the baseline's service (BENCH_BASELINE_DIR) or a service through the
- * pooler (BENCH_POOLER) beside this one, idle while the other is measured; the baseline wins.
+ * Runs `work` with the services that take the rounds beside the measured one, each idle while
+ * another is measured: the same service with the request log off, always; the baseline's
+ * (BENCH_BASELINE_DIR) and one through the pooler (BENCH_POOLER) when asked for.
  */
-async function roundsBeside(
+async function withContenders<T>(
   cluster: BenchCluster,
   options: LoadOptions,
-  baseline: { db: string; tokens: string } | undefined,
-  paired: Paired,
-): Promise<Round[]> {
-  const cpuOf = (service: RunningService) => ({
-    servicePid: service.pid,
-    postmasterPid: cluster.postmasterPid,
+  beside: { serviceDb: string; tokens: string; baseline?: { db: string; tokens: string } },
+  work: (contenders: Contender[]) => Promise<T>,
+): Promise<T> {
+  const contender = (
+    name: Contender["name"],
+    service: RunningService,
+    tokens = beside.tokens,
+  ): Contender => ({
+    name,
+    url: `${service.url}/`,
+    tokens,
+    cpu: { servicePid: service.pid, postmasterPid: cluster.postmasterPid },
   });
-  if (baseline) {
-    return await withService(
+  const withPooled = (inner: (c: Contender[]) => Promise<T>) =>
+    options.pooler
+      ? withPooledService(cluster, "bench_service", (s) => inner([contender("pooled", s)]))
+      : inner([]);
+  const withBaseline = (inner: (c: Contender[]) => Promise<T>) => {
+    const baseline = beside.baseline;
+    if (!baseline) return inner([]);
+    return withService(
       baseline.db,
-      undefined,
-      (service) => paired({ url: `${service.url}/`, tokens: baseline.tokens, cpu: cpuOf(service) }),
-      options.baselineDir,
+      { root: options.baselineDir },
+      (s) => inner([contender("baseline", s, baseline.tokens)]),
     );
-  }
-  if (options.pooler) {
-    return await withPooledService(
-      cluster,
-      "bench_service",
-      (service) => paired(undefined, { url: `${service.url}/`, cpu: cpuOf(service) }),
-    );
-  }
-  return await paired();
+  };
+  return await withService(
+    beside.serviceDb,
+    { env: { LOG_REQUESTS: "0" } },
+    (logOff) =>
+      withBaseline((base) => withPooled((pooled) => work([contender("logOff", logOff), ...base, ...pooled]))),
+  );
 }
 
 /**
- * Three service runs on one database: one funds the wallets, one takes the paired rounds (under
- * the CPU profiler when profiling, so that the profile holds the rounds and little else), and
- * one takes the hot-wallet line. The audit runs after all of them.
+ * Service runs on one database: one funds the wallets; one takes the paired rounds beside the
+ * log-off service (and the baseline's or the pooled one), under the CPU profiler when profiling,
+ * so that the profile holds the rounds and little else; one takes the hot-wallet line. The audit
+ * runs after all of them.
  */
 export async function serviceLoad(cluster: BenchCluster, options: LoadOptions): Promise<LoadFigures> {
   const serviceDb = await cluster.createDatabase("bench_service");
@@ -215,7 +248,7 @@ export async function serviceLoad(cluster: BenchCluster, options: LoadOptions): 
     const started = performance.now();
     const tokens = await withService(
       serviceDb,
-      undefined,
+      { funding: true },
       (service) => fundWallets(service.url, options.wallets),
     );
     log(
@@ -230,43 +263,56 @@ export async function serviceLoad(cluster: BenchCluster, options: LoadOptions): 
     const baseline = options.baselineDir ? await fundBaseline(cluster, options, files) : undefined;
     let servicePeakRssMb = 0;
     let floor: RunResult | undefined;
-    const paired = (base?: Targets["baseline"], pooled?: Targets["pooled"]) =>
-      withService(serviceDb, profileDir, async (service) => {
-        const cpu = { servicePid: service.pid, postmasterPid: cluster.postmasterPid };
-        const targets = {
-          serviceUrl: `${service.url}/`,
-          tokens: files[0],
-          pgbenchUrl,
-          baseline: base,
-          pooled,
-        };
-        const rounds = await pairedRounds(options, targets, cpu);
-        servicePeakRssMb = peakRssMb(service.pid);
-        floor = await wrkRun(
-          {
-            url: targets.serviceUrl,
-            tokensFile: targets.tokens,
-            method: "GET",
-            seconds: options.seconds,
-            path: "/healthz",
-          },
-          cpu,
-        );
-        log(`  ${describeRun("floor, GET /healthz (HTTP alone)", floor)}`);
-        return rounds;
-      });
-    const rounds = await roundsBeside(cluster, options, baseline, paired);
-    const statements = options.profile ? await topStatements(admin, "bench_service") : [];
-    const functions = profileDir ? await summarizeProfileDir(profileDir) : [];
-    const hot = await withService(
-      serviceDb,
-      undefined,
-      (service) =>
-        hotWallet(options, { serviceUrl: `${service.url}/`, tokens: files[1], pgbenchUrl }, {
-          servicePid: service.pid,
-          postmasterPid: cluster.postmasterPid,
+    const rounds = await withContenders(
+      cluster,
+      options,
+      { serviceDb, tokens: files[0], baseline },
+      (beside) =>
+        withService(serviceDb, { cpuProfileDir: profileDir }, async (service) => {
+          const measured: Contender = {
+            name: "service",
+            url: `${service.url}/`,
+            tokens: files[0],
+            cpu: { servicePid: service.pid, postmasterPid: cluster.postmasterPid },
+          };
+          const { rounds, windows } = await pairedRounds(
+            options,
+            [measured, ...beside],
+            pgbenchUrl,
+            cluster.postmasterPid,
+          );
+          servicePeakRssMb = peakRssMb(service.pid);
+          floor = await wrkRun(
+            {
+              url: measured.url,
+              tokensFile: measured.tokens,
+              method: "GET",
+              seconds: options.seconds,
+              path: "/healthz",
+            },
+            measured.cpu,
+          );
+          log(`  ${describeRun("floor, GET /healthz (HTTP alone)", floor)}`);
+          // The last "ledger" line is written up to STATS_INTERVAL_MS after the last run.
+          await sleep(STATS_INTERVAL_MS);
+          const batches = batchesOfRuns(await Deno.readTextFile(service.logFile), windows);
+          windows.forEach((w, i) => {
+            const round = rounds[w.round - 1];
+            if (w.method === "GET") round.getBatches = batches[i];
+            else round.postBatches = batches[i];
+          });
+          return rounds;
         }),
     );
+    const statements = options.profile ? await topStatements(admin, "bench_service") : [];
+    const functions = profileDir ? await summarizeProfileDir(profileDir) : [];
+    const hot = await withService(serviceDb, {}, (service) =>
+      hotWallet(options, {
+        name: "service",
+        url: `${service.url}/`,
+        tokens: files[1],
+        cpu: { servicePid: service.pid, postmasterPid: cluster.postmasterPid },
+      }, pgbenchUrl));
     // Every call the load made must add up in the ledger.
     const audit = await timeTask("audit", serviceDb, 0);
     log(`audit after the load: ${audit.clean ? "clean" : "MISMATCH"} (${audit.firstLine})`);
