@@ -2,7 +2,9 @@
 // (created on a spare port and removed after): interleaved paired rounds of billed GET and POST
 // /kv on random funded wallets against pgbench doing the same debit and append one transaction per
 // call, the hot-wallet line, audit and replay speed over a seeded ledger, the call-log sweep as the
-// table grows, and the permanent-log budget (bytes of `events` per credit spent and per day for free). Needs pg_createcluster and PostgreSQL 15, wrk and pgbench (installed from
+// table grows, and the permanent-log budget (bytes of `events` per credit spent and per day for free);
+// on request (BENCH_ONLY=large) the same rounds on a database of a million wallets seeded by COPY.
+// Needs pg_createcluster and PostgreSQL 15, wrk and pgbench (installed from
 // Debian's packages when missing). The last line is every figure as one JSON object.
 import { createCluster, ensureClusterTools } from "./bench/cluster.ts";
 import { describeMachine, ensureTool, log } from "./bench/system.ts";
