@@ -7,7 +7,8 @@ import { migrate } from "../src/db/migrate.ts";
 import { auditLedger } from "../src/tasks/audit.ts";
 import { replayProjections } from "../src/tasks/replay.ts";
 import { checkScale, seededToken, seedLargeDatabase } from "../src/tasks/bench/large_seed.ts";
-import { BENCH_KEY_PATH, POST_VALUE_BYTES } from "../src/tasks/bench/load.ts";
+import { largeRatios, type LargeRound } from "../src/tasks/bench/large_database.ts";
+import { BENCH_KEY_PATH, POST_VALUE_BYTES, type RunResult } from "../src/tasks/bench/load.ts";
 import { freshDatabase, openOptionsOf, startService } from "./helpers/service.ts";
 
 const postgres = !!Deno.env.get("DATABASE_URL");
@@ -23,6 +24,28 @@ Deno.test("a scale whose wallets cannot hold their events is refused, naming the
     () => checkScale({ wallets: 10, kvEntries: 5, events: 200 }),
     { message: 'Invalid BENCH_LARGE_KV "5": must be at least BENCH_LARGE_WALLETS (10)' },
   );
+});
+
+Deno.test("the large part pairs each run with its round: medians of per-round ratios", () => {
+  const run = (rate: number) => ({ rate }) as RunResult;
+  // [large, small, pgbench] for GET then POST in each round.
+  const rounds: LargeRound[] = [
+    [1272, 1540, 4453, 1110, 1208, 4348],
+    [1590, 1228, 4494, 1458, 1227, 3893],
+    [1354, 1204, 3270, 956, 1039, 4475],
+  ].map(([get, smallGet, getCeiling, post, smallPost, postCeiling]) => ({
+    get: run(get),
+    smallGet: run(smallGet),
+    getCeiling: run(getCeiling),
+    post: run(post),
+    smallPost: run(smallPost),
+    postCeiling: run(postCeiling),
+  }));
+  const ratios = largeRatios(rounds);
+  assert.deepEqual(ratios.get, { median: 0.35, rounds: [0.29, 0.35, 0.41] });
+  assert.deepEqual(ratios.getLargeVsSmall, { median: 1.12, rounds: [0.83, 1.29, 1.12] });
+  assert.deepEqual(ratios.postLargeVsSmall, { median: 0.92, rounds: [0.92, 1.19, 0.92] });
+  assert.equal(ratios.smallPost.median, 0.28);
 });
 
 Deno.test({

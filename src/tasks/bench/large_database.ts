@@ -149,18 +149,39 @@ function seedLines(figures: SeedFigures): string[] {
   ];
 }
 
-export function largeLines(figures: LargeFigures): string[] {
-  const ratio = (side: "get" | "smallGet" | "post" | "smallPost") => {
-    const ceiling = side === "get" || side === "smallGet" ? "getCeiling" : "postCeiling";
-    return median(figures.rounds.map((r) => r[side].rate / r[ceiling].rate));
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+/**
+ * Median ratios of the rounds: each service against the pgbench run of its round, and the large
+ * database's service against the small one's run just after it (paired, as the ratios are).
+ */
+export function largeRatios(rounds: LargeRound[]) {
+  const side = (f: (r: LargeRound) => number) => {
+    const values = rounds.map(f);
+    return { median: round2(median(values)), rounds: values.map(round2) };
   };
+  return {
+    get: side((r) => r.get.rate / r.getCeiling.rate),
+    smallGet: side((r) => r.smallGet.rate / r.getCeiling.rate),
+    getLargeVsSmall: side((r) => r.get.rate / r.smallGet.rate),
+    post: side((r) => r.post.rate / r.postCeiling.rate),
+    smallPost: side((r) => r.smallPost.rate / r.postCeiling.rate),
+    postLargeVsSmall: side((r) => r.post.rate / r.smallPost.rate),
+  };
+}
+
+export function largeLines(figures: LargeFigures): string[] {
+  const ratios = largeRatios(figures.rounds);
   const lines = seedLines(figures);
-  for (const [label, large, small] of [["GET", "get", "smallGet"], ["POST", "post", "smallPost"]] as const) {
-    const l = ratio(large);
-    const s = ratio(small);
+  for (
+    const [label, large, small, versus] of [
+      ["GET", ratios.get, ratios.smallGet, ratios.getLargeVsSmall],
+      ["POST", ratios.post, ratios.smallPost, ratios.postLargeVsSmall],
+    ] as const
+  ) {
     lines.push(
-      `  ${label}: ratio ${l.toFixed(2)} on the large database, ${s.toFixed(2)} on the small one: ` +
-        `large ${(l / s).toFixed(2)}× small (target ≥ 0.8)`,
+      `  ${label}: ratio ${large.median} on the large database, ${small.median} on the small one; ` +
+        `large ${versus.median}× small (rounds ${versus.rounds.join(", ")}; target ≥ 0.8)`,
     );
   }
   lines.push(
@@ -172,19 +193,14 @@ export function largeLines(figures: LargeFigures): string[] {
 
 /** The figures of the JSON line: ratios, sizes and times, without every run. */
 export function largeJson(figures: LargeFigures): Record<string, unknown> {
-  const med = (f: (r: LargeRound) => number) => Math.round(median(figures.rounds.map(f)) * 100) / 100;
+  const ratios = largeRatios(figures.rounds);
   return {
     scale: figures.scale,
     seedSeconds: Math.round(figures.seedSeconds),
     vacuumSeconds: Math.round(figures.vacuumSeconds),
     rows: figures.rows,
     bytes: figures.bytes,
-    getRatio: med((r) => r.get.rate / r.getCeiling.rate),
-    smallGetRatio: med((r) => r.smallGet.rate / r.getCeiling.rate),
-    getLargeVsSmall: med((r) => r.get.rate / r.smallGet.rate),
-    postRatio: med((r) => r.post.rate / r.postCeiling.rate),
-    smallPostRatio: med((r) => r.smallPost.rate / r.postCeiling.rate),
-    postLargeVsSmall: med((r) => r.post.rate / r.smallPost.rate),
+    ...Object.fromEntries(Object.entries(ratios).map(([name, side]) => [name, side.median])),
     auditClean: figures.audit.clean,
     auditSeconds: Math.round(figures.audit.seconds),
   };
