@@ -2,7 +2,9 @@
 // (created on a spare port and removed after): interleaved paired rounds of billed GET and POST
 // /kv on random funded wallets against pgbench doing the same debit and append one transaction per
 // call, the hot-wallet line, audit and replay speed over a seeded ledger, the call-log sweep as the
-// table grows, and the permanent-log budget (bytes of `events` per credit spent and per day for free). Needs pg_createcluster and PostgreSQL 15, wrk and pgbench (installed from
+// table grows, and the permanent-log budget (bytes of `events` per credit spent and per day for free);
+// on request (BENCH_ONLY=large) the same rounds on a database of a million wallets seeded by COPY.
+// Needs pg_createcluster and PostgreSQL 15, wrk and pgbench (installed from
 // Debian's packages when missing). The last line is every figure as one JSON object.
 import { createCluster, ensureClusterTools } from "./bench/cluster.ts";
 import { describeMachine, ensureTool, log } from "./bench/system.ts";
@@ -15,10 +17,13 @@ import type { BenchCluster } from "./bench/cluster.ts";
 import { benchPooler } from "./bench/pooler.ts";
 import { startService } from "./bench/service.ts";
 import { budgetLines, type LogBudget, measureLogBudget } from "./noisy_neighbour/log_budget.ts";
+import { largeDatabaseMeasure, largeJson, largeLines } from "./bench/large_database.ts";
 
 /** The parts of the bench; BENCH_ONLY picks some (comma-separated). */
-const PARTS = ["load", "ledger", "sweep", "budget"] as const;
+const PARTS = ["load", "ledger", "sweep", "budget", "large"] as const;
 type Part = typeof PARTS[number];
+/** Without BENCH_ONLY: all but `large`, which needs tens of GB of disk and most of an hour. */
+const DEFAULT_PARTS = PARTS.filter((part) => part !== "large");
 
 function positiveInt(name: string, fallback: number): number {
   const raw = Deno.env.get(name);
@@ -32,7 +37,7 @@ function positiveInt(name: string, fallback: number): number {
 
 function benchParts(): Set<Part> {
   const raw = Deno.env.get("BENCH_ONLY");
-  if (!raw) return new Set(PARTS);
+  if (!raw) return new Set(DEFAULT_PARTS);
   const parts = raw.split(",").map((p) => p.trim());
   for (const part of parts) {
     if (!PARTS.includes(part as Part)) {
@@ -54,6 +59,11 @@ const config = {
   // BENCH_POOLER=pgbouncer: a service through PgBouncer takes the same rounds beside the direct one.
   pooler: benchPooler(Deno.env.get("BENCH_POOLER")),
   parts: benchParts(),
+  large: {
+    wallets: positiveInt("BENCH_LARGE_WALLETS", 1_000_000),
+    kvEntries: positiveInt("BENCH_LARGE_KV", 10_000_000),
+    events: positiveInt("BENCH_LARGE_EVENTS", 50_000_000),
+  },
 };
 
 async function ledgerMeasures(cluster: BenchCluster): Promise<BenchFigures["ledger"]> {
@@ -129,8 +139,15 @@ async function main() {
     if (config.parts.has("ledger")) figures.ledger = await ledgerMeasures(cluster);
     if (config.parts.has("sweep")) figures.sweep = await sweepMeasure(cluster);
     if (config.parts.has("budget")) figures.budget = await budgetMeasure(cluster);
+    const large = config.parts.has("large") ? await largeDatabaseMeasure(cluster, config) : undefined;
     if (figures.load?.profile) { for (const line of profileLines(figures.load.profile)) log(line); }
-    for (const line of summarize(figures)) log(line);
+    const summary = summarize(figures);
+    if (large) {
+      // The JSON line stays last and holds every figure.
+      const json = JSON.parse(summary.pop()!);
+      summary.push(...largeLines(large), JSON.stringify({ ...json, large: largeJson(large) }));
+    }
+    for (const line of summary) log(line);
   } finally {
     await cleanUp();
   }

@@ -82,8 +82,21 @@ export async function createCluster(options: { profile: boolean }): Promise<Benc
     },
     async drop() {
       await run("pg_dropcluster", ["--stop", PG_VERSION, name]);
+      await removeClusterFolders([cluster.configdir, cluster.pgdata]);
     },
   };
+}
+
+/**
+ * Removes what pg_dropcluster leaves of a dropped cluster: it deletes only the files it made, so
+ * a configuration folder that holds another (the bench's conf.d/bench.conf) stays behind.
+ */
+export async function removeClusterFolders(folders: string[]): Promise<void> {
+  for (const folder of folders) {
+    await Deno.remove(folder, { recursive: true }).catch((error) => {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    });
+  }
 }
 
 /** Whether the Debian tools for a cluster of our own are there; installs them if not. */

@@ -1,6 +1,7 @@
 // A PostgreSQL cluster of its own for `deno task chaos`, made with Debian's postgresql-common on a
 // spare port, so that stopping and restarting it harms no one else's database; drop() removes it.
 import { freePort } from "../../net/free_port.ts";
+import { removeClusterFolders } from "../bench/cluster.ts";
 
 export interface Cluster {
   name: string;
@@ -71,6 +72,10 @@ export async function createCluster(): Promise<Cluster> {
       if (dropped) return;
       dropped = true;
       await run("pg_dropcluster", ["--stop", version, name]);
+      await removeClusterFolders([
+        `/etc/postgresql/${version}/${name}`,
+        `/var/lib/postgresql/${version}/${name}`,
+      ]);
     },
   };
   await run("pg_createcluster", [
