@@ -3,7 +3,8 @@
 // /kv on random funded wallets against pgbench doing the same debit and append one transaction per
 // call, the hot-wallet line, audit and replay speed over a seeded ledger, the call-log sweep as the
 // table grows, and the permanent-log budget (bytes of `events` per credit spent and per day for free). Needs pg_createcluster and PostgreSQL 15, wrk and pgbench (installed from
-// Debian's packages when missing). The last line is every figure as one JSON object.
+// Debian's packages when missing). The last line is every figure as one JSON object. The `embedded`
+// part (the service's memory on the embedded database) needs none of these.
 import { createCluster, ensureClusterTools } from "./bench/cluster.ts";
 import { describeMachine, ensureTool, log } from "./bench/system.ts";
 import { serviceLoad } from "./bench/service_load.ts";
@@ -15,9 +16,10 @@ import type { BenchCluster } from "./bench/cluster.ts";
 import { benchPooler } from "./bench/pooler.ts";
 import { startService } from "./bench/service.ts";
 import { budgetLines, type LogBudget, measureLogBudget } from "./noisy_neighbour/log_budget.ts";
+import { embeddedLines, measureEmbeddedMemory } from "./bench/embedded.ts";
 
 /** The parts of the bench; BENCH_ONLY picks some (comma-separated). */
-const PARTS = ["load", "ledger", "sweep", "budget"] as const;
+const PARTS = ["load", "ledger", "sweep", "budget", "embedded"] as const;
 type Part = typeof PARTS[number];
 
 function positiveInt(name: string, fallback: number): number {
@@ -106,6 +108,13 @@ async function budgetMeasure(cluster: BenchCluster): Promise<LogBudget> {
 }
 
 async function main() {
+  // The embedded part needs no cluster: alone, it runs without one.
+  if (config.parts.size === 1 && config.parts.has("embedded")) {
+    const figures: BenchFigures = { machine: await describeMachine(), ...config, profile: config.profile };
+    figures.embedded = await measureEmbeddedMemory();
+    for (const line of summarize(figures)) log(line);
+    return;
+  }
   await ensureClusterTools();
   await ensureTool("wrk", "wrk");
   await ensureTool("pgbench", "postgresql-contrib");
@@ -127,6 +136,10 @@ async function main() {
     if (config.parts.has("ledger")) figures.ledger = await ledgerMeasures(cluster);
     if (config.parts.has("sweep")) figures.sweep = await sweepMeasure(cluster);
     if (config.parts.has("budget")) figures.budget = await budgetMeasure(cluster);
+    if (config.parts.has("embedded")) {
+      figures.embedded = await measureEmbeddedMemory();
+      for (const line of embeddedLines(figures.embedded)) log(line);
+    }
     if (figures.load?.profile) { for (const line of profileLines(figures.load.profile)) log(line); }
     for (const line of summarize(figures)) log(line);
   } finally {

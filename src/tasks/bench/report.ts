@@ -4,6 +4,7 @@ import type { LoadFigures, Round } from "./service_load.ts";
 import type { SweepPoint, TaskRun } from "./offline.ts";
 import type { RunResult } from "./load.ts";
 import type { LogBudget } from "../noisy_neighbour/log_budget.ts";
+import { embeddedLines, type EmbeddedMemory } from "./embedded.ts";
 
 export interface BenchFigures {
   machine: string;
@@ -15,6 +16,7 @@ export interface BenchFigures {
   ledger?: { events: number; audit: TaskRun; replay: TaskRun };
   sweep?: SweepPoint[];
   budget?: LogBudget;
+  embedded?: EmbeddedMemory;
 }
 
 export function median(values: number[]): number {
@@ -202,6 +204,10 @@ export function summarize(figures: BenchFigures): string[] {
       `permanent-log budget: at most ${fmt(maxBytesPerCredit)} bytes of events per credit (${worstPaid}), ` +
         `${freeBytesPerDay === null ? "unbounded" : `${fmt(freeBytesPerDay)} bytes`} a day for free`,
     );
+  }
+  if (figures.embedded) {
+    json.embedded = { ...figures.embedded };
+    lines.push(...embeddedLines(figures.embedded));
   }
   lines.push(JSON.stringify(json));
   return lines;
