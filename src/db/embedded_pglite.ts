@@ -1,5 +1,5 @@
-// Opens the embedded PGlite with the settings the service runs it with, in this isolate or, for a
-// data directory that has no database yet, first creates it in a worker that then ends.
+// The embedded PGlite with the settings the service runs it with: opened in this isolate, or made
+// first, for a data directory that has no database yet, in a worker that then ends.
 import { PGlite } from "@electric-sql/pglite";
 
 /**
@@ -17,9 +17,9 @@ export async function openPglite(pgDataDir: string): Promise<PGlite> {
 }
 
 /**
- * A new database is made in a worker: PGlite's initdb starts a second Postgres and copies its heap,
- * several hundred MB that a garbage collection of this isolate would give back only much later;
- * the worker's isolate ends with all of it.
+ * A new database is made in a worker (embedded_init_worker.ts): PGlite's initdb starts a second
+ * Postgres and copies its heap, several hundred MB that a garbage collection of this isolate would
+ * give back only much later; the worker's isolate ends with all of it.
  */
 export async function createInWorker(pgDataDir: string): Promise<void> {
   const worker = new Worker(new URL("./embedded_init_worker.ts", import.meta.url), { type: "module" });
