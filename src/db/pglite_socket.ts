@@ -1,7 +1,8 @@
 // The embedded PGlite as a socket for postgres.js (its `socket` option), in this process: the
 // driver's bytes go to PGlite's wire protocol and its answers come back as `data`, with no TCP and
-// no query queue between them. Served over a local TCP server instead, every call's buffers and
-// promises lived long enough to be promoted to V8's old space: about 60 MB more heap per 1,000 calls.
+// no query queue between them. Served over a local TCP server instead (pglite-socket), each call's
+// buffers and promises lived long enough to be promoted to V8's old space: 112 MB promoted per 1,000
+// KV calls, against 40 MB this way, and about 45 MB less resident memory after them.
 import { EventEmitter } from "node:events";
 import { Buffer } from "node:buffer";
 import type { PGlite } from "@electric-sql/pglite";
