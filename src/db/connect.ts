@@ -1,5 +1,5 @@
 // Opens the database: real Postgres when DATABASE_URL is set, otherwise an embedded PGlite in
-// DATA_DIR served over a local socket to the same postgres.js driver (one driver, one dialect).
+// DATA_DIR served to the same postgres.js driver through an in-process socket (one driver, one dialect).
 // "postgres" is this project's patched copy of postgres.js (src/db/postgres_js), which survives lost
 // connections; connections that fail are opened again on demand, quickly. It is a local ES module
 // mapped in deno.json, not an npm link: Deno copies a linked package into node_modules at every
@@ -101,18 +101,18 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
 }
 
 async function openEmbedded(dataDir: string): Promise<Database> {
-  const { PGlite } = await import("@electric-sql/pglite");
-  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
+  const { createInWorker, openPglite } = await import("./embedded_pglite.ts");
+  const { pgliteSocketFactory } = await import("./pglite_socket.ts");
   await Deno.mkdir(dataDir, { recursive: true });
   const lock = await lockDataDir(dataDir);
-  const db = await PGlite.create({ dataDir: `${dataDir}/pglite` });
-  const server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1" });
-  await server.start();
-  const port = (server as unknown as { server: { address(): { port: number } } }).server.address().port;
+  const pgDataDir = `${dataDir}/pglite`;
+  if (!await exists(`${pgDataDir}/PG_VERSION`)) await createInWorker(pgDataDir);
+  const db = await openPglite(pgDataDir);
+  // postgres.js takes a factory of net.Socket-like objects (`socket`), which its types do not list.
+  const socket: object = { socket: pgliteSocketFactory(db) };
   // PGlite is one backend: a single client connection keeps transactions from interleaving.
   const sql = postgres({
-    host: "127.0.0.1",
-    port,
+    ...socket,
     user: "postgres",
     database: "postgres",
     max: 1,
@@ -125,11 +125,20 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     embedded: true,
     async close() {
       await sql.end({ timeout: 5 });
-      await server.stop();
       await db.close();
       await lock.release();
     },
   };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
 }
 
 /**

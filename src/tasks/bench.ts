@@ -4,8 +4,9 @@
 // call, the hot-wallet line, audit and replay speed over a seeded ledger, the call-log sweep as the
 // table grows, and the permanent-log budget (bytes of `events` per credit spent and per day for free);
 // on request (BENCH_ONLY=large) the same rounds on a database of a million wallets seeded by COPY.
-// Needs pg_createcluster and PostgreSQL 15, wrk and pgbench (installed from
-// Debian's packages when missing). The last line is every figure as one JSON object.
+// Needs pg_createcluster and PostgreSQL 15, wrk and pgbench (installed from Debian's packages when
+// missing). The `embedded` part (the service's memory on the embedded database) needs none of these.
+// The last line is every figure as one JSON object.
 import { createCluster, ensureClusterTools } from "./bench/cluster.ts";
 import { describeMachine, ensureTool, log } from "./bench/system.ts";
 import { serviceLoad } from "./bench/service_load.ts";
@@ -18,9 +19,10 @@ import { benchPooler } from "./bench/pooler.ts";
 import { startService } from "./bench/service.ts";
 import { budgetLines, type LogBudget, measureLogBudget } from "./noisy_neighbour/log_budget.ts";
 import { largeDatabaseMeasure, largeJson, largeLines } from "./bench/large_database.ts";
+import { embeddedLines, measureEmbeddedMemory } from "./bench/embedded.ts";
 
 /** The parts of the bench; BENCH_ONLY picks some (comma-separated). */
-const PARTS = ["load", "ledger", "sweep", "budget", "large"] as const;
+const PARTS = ["load", "ledger", "sweep", "budget", "embedded", "large"] as const;
 type Part = typeof PARTS[number];
 /** Without BENCH_ONLY: all but `large`, which needs tens of GB of disk and most of an hour. */
 const DEFAULT_PARTS = PARTS.filter((part) => part !== "large");
@@ -118,6 +120,13 @@ async function budgetMeasure(cluster: BenchCluster): Promise<LogBudget> {
 }
 
 async function main() {
+  // The embedded part needs no cluster: alone, it runs without one.
+  if (config.parts.size === 1 && config.parts.has("embedded")) {
+    const figures: BenchFigures = { machine: await describeMachine(), ...config, profile: config.profile };
+    figures.embedded = await measureEmbeddedMemory();
+    for (const line of summarize(figures)) log(line);
+    return;
+  }
   await ensureClusterTools();
   await ensureTool("wrk", "wrk");
   await ensureTool("pgbench", "postgresql-contrib");
@@ -140,6 +149,10 @@ async function main() {
     if (config.parts.has("sweep")) figures.sweep = await sweepMeasure(cluster);
     if (config.parts.has("budget")) figures.budget = await budgetMeasure(cluster);
     const large = config.parts.has("large") ? await largeDatabaseMeasure(cluster, config) : undefined;
+    if (config.parts.has("embedded")) {
+      figures.embedded = await measureEmbeddedMemory();
+      for (const line of embeddedLines(figures.embedded)) log(line);
+    }
     if (figures.load?.profile) { for (const line of profileLines(figures.load.profile)) log(line); }
     const summary = summarize(figures);
     if (large) {

@@ -5,6 +5,7 @@ import type { SweepPoint, TaskRun } from "./offline.ts";
 import type { RunResult } from "./load.ts";
 import type { LogBudget } from "../noisy_neighbour/log_budget.ts";
 import type { BatchSummary } from "../../ledger/batch_stats.ts";
+import { embeddedLines, type EmbeddedMemory } from "./embedded.ts";
 
 export interface BenchFigures {
   machine: string;
@@ -16,6 +17,7 @@ export interface BenchFigures {
   ledger?: { events: number; audit: TaskRun; replay: TaskRun };
   sweep?: SweepPoint[];
   budget?: LogBudget;
+  embedded?: EmbeddedMemory;
 }
 
 export function median(values: number[]): number {
@@ -267,6 +269,10 @@ export function summarize(figures: BenchFigures): string[] {
       `permanent-log budget: at most ${fmt(maxBytesPerCredit)} bytes of events per credit (${worstPaid}), ` +
         `${freeBytesPerDay === null ? "unbounded" : `${fmt(freeBytesPerDay)} bytes`} a day for free`,
     );
+  }
+  if (figures.embedded) {
+    json.embedded = { ...figures.embedded };
+    lines.push(...embeddedLines(figures.embedded));
   }
   lines.push(JSON.stringify(json));
   return lines;
