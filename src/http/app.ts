@@ -98,7 +98,11 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
     const unavailable = unavailableResponse(c, error);
     if (unavailable) return unavailable;
     // The stack goes to the log, never to the client; a wallet whose calls keep faulting is slowed.
-    log("error", "request failed", { requestId: c.get("requestId"), error: String(error?.stack ?? error) });
+    log("error", "request failed", {
+      requestId: c.get("requestId"),
+      clientRequestId: c.get("clientRequestId"),
+      error: String(error?.stack ?? error),
+    });
     const walletId = c.get("walletId");
     if (walletId) services.ledger.recordFault(walletId);
     return errorResponse(c, 500, `Internal Server Error (request ${c.get("requestId")})`);

@@ -831,8 +831,10 @@ export interface components {
   parameters: never;
   requestBodies: never;
   headers: {
-    /** @description The request's id (the one sent, when it is 1 to 128 visible ASCII characters), as the service's log shows it */
+    /** @description The X-Request-Id the client sent, echoed when it is 1 to 128 visible ASCII characters (the log keeps it as clientRequestId); otherwise the service's own id, as X-Service-Request-Id */
     RequestId: string;
+    /** @description The service's own id of the request, whatever the client sent: the one its log and a 500's body show, to quote when asking about a call */
+    ServiceRequestId: string;
   };
   pathItems: never;
 }
@@ -851,6 +853,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -872,6 +875,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -882,6 +886,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -906,6 +911,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -927,6 +933,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -942,6 +949,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -953,6 +961,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -968,6 +977,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -983,6 +993,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -994,6 +1005,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1009,6 +1021,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1026,6 +1039,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1067,6 +1081,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1077,6 +1092,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1088,6 +1104,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1099,6 +1116,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1110,6 +1128,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1121,6 +1140,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1148,6 +1168,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -1162,6 +1183,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1177,6 +1199,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1188,6 +1211,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1203,6 +1227,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1218,6 +1243,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1229,6 +1255,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1244,6 +1271,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1261,6 +1289,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1289,6 +1318,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -1322,6 +1352,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1337,6 +1368,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1348,6 +1380,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1363,6 +1396,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1378,6 +1412,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1389,6 +1424,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1404,6 +1440,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1421,6 +1458,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1455,6 +1493,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -1480,6 +1519,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1495,6 +1535,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1506,6 +1547,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1521,6 +1563,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1536,6 +1579,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1547,6 +1591,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1562,6 +1607,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1579,6 +1625,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1608,6 +1655,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -1624,6 +1672,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1639,6 +1688,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1650,6 +1700,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1665,6 +1716,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1680,6 +1732,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1695,6 +1748,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1706,6 +1760,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1721,6 +1776,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1738,6 +1794,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1781,6 +1838,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -1797,6 +1855,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1814,6 +1873,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1825,6 +1885,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1842,6 +1903,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1859,6 +1921,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1870,6 +1933,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1887,6 +1951,7 @@ export interface operations {
       412: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1904,6 +1969,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1921,6 +1987,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1938,6 +2005,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1957,6 +2025,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1993,6 +2062,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -2009,6 +2079,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2026,6 +2097,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2037,6 +2109,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2054,6 +2127,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2071,6 +2145,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2088,6 +2163,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2099,6 +2175,7 @@ export interface operations {
       412: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2116,6 +2193,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2133,6 +2211,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2152,6 +2231,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -2193,6 +2273,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -2209,6 +2290,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2226,6 +2308,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2237,6 +2320,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2254,6 +2338,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2271,6 +2356,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2282,6 +2368,7 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2299,6 +2386,7 @@ export interface operations {
       412: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2316,6 +2404,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2333,6 +2422,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2352,6 +2442,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -2376,6 +2467,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -2390,6 +2482,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2405,6 +2498,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2416,6 +2510,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2431,6 +2526,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2446,6 +2542,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2457,6 +2554,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2472,6 +2570,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2489,6 +2588,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -2554,6 +2654,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -2570,6 +2671,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2587,6 +2689,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2598,6 +2701,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2615,6 +2719,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2632,6 +2737,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2643,6 +2749,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2660,6 +2767,7 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2677,6 +2785,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2694,6 +2803,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2711,6 +2821,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2730,6 +2841,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -2757,6 +2869,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -2773,6 +2886,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2790,6 +2904,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2801,6 +2916,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2818,6 +2934,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2835,6 +2952,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2852,6 +2970,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2863,6 +2982,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2880,6 +3000,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2899,6 +3020,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -2926,6 +3048,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -2942,6 +3065,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2959,6 +3083,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2970,6 +3095,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2987,6 +3113,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3004,6 +3131,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3021,6 +3149,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3032,6 +3161,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3049,6 +3179,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3068,6 +3199,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -3094,6 +3226,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -3108,6 +3241,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3123,6 +3257,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3134,6 +3269,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3149,6 +3285,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3164,6 +3301,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3179,6 +3317,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3190,6 +3329,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3205,6 +3345,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3222,6 +3363,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -3288,6 +3430,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -3304,6 +3447,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3321,6 +3465,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3332,6 +3477,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3349,6 +3495,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3366,6 +3513,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3383,6 +3531,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3394,6 +3543,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3411,6 +3561,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3428,6 +3579,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3445,6 +3597,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3464,6 +3617,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -3493,6 +3647,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -3509,6 +3664,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3526,6 +3682,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3537,6 +3694,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3554,6 +3712,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3571,6 +3730,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3588,6 +3748,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3599,6 +3760,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3616,6 +3778,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3635,6 +3798,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -3700,6 +3864,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -3716,6 +3881,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3733,6 +3899,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3744,6 +3911,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3761,6 +3929,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3778,6 +3947,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3795,6 +3965,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3806,6 +3977,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3823,6 +3995,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3840,6 +4013,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3857,6 +4031,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3876,6 +4051,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -3905,6 +4081,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -3921,6 +4098,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3938,6 +4116,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3949,6 +4128,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3966,6 +4146,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3983,6 +4164,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4000,6 +4182,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4011,6 +4194,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4028,6 +4212,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4047,6 +4232,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -4079,6 +4265,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -4093,6 +4280,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4108,6 +4296,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4119,6 +4308,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4134,6 +4324,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4149,6 +4340,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4164,6 +4356,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4175,6 +4368,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4190,6 +4384,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4207,6 +4402,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -4234,6 +4430,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -4248,6 +4445,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4263,6 +4461,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4274,6 +4473,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4289,6 +4489,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4304,6 +4505,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4319,6 +4521,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4330,6 +4533,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4345,6 +4549,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4362,6 +4567,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -4392,6 +4598,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -4408,6 +4615,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4425,6 +4633,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4436,6 +4645,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4453,6 +4663,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4470,6 +4681,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4487,6 +4699,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4498,6 +4711,7 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4515,6 +4729,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4532,6 +4747,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4551,6 +4767,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -4590,6 +4807,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -4606,6 +4824,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4623,6 +4842,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4634,6 +4854,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4651,6 +4872,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4668,6 +4890,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4685,6 +4908,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4696,6 +4920,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4713,6 +4938,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4730,6 +4956,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4747,6 +4974,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4766,6 +4994,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -4796,6 +5025,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4806,6 +5036,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4817,6 +5048,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4828,6 +5060,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4857,6 +5090,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4867,6 +5101,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4878,6 +5113,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4889,6 +5125,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4900,6 +5137,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4922,6 +5160,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -4936,6 +5175,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4951,6 +5191,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4962,6 +5203,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4977,6 +5219,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4992,6 +5235,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5003,6 +5247,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5018,6 +5263,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5035,6 +5281,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -5089,6 +5336,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -5105,6 +5353,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5122,6 +5371,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5133,6 +5383,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5150,6 +5401,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5167,6 +5419,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5178,6 +5431,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5195,6 +5449,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5212,6 +5467,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5229,6 +5485,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5248,6 +5505,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -5272,6 +5530,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -5288,6 +5547,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5303,6 +5563,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5314,6 +5575,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5329,6 +5591,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5344,6 +5607,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5355,6 +5619,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5370,6 +5635,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5387,6 +5653,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -5428,6 +5695,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -5457,6 +5725,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5474,6 +5743,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5485,6 +5755,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5502,6 +5773,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5519,6 +5791,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5530,6 +5803,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5547,6 +5821,7 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5564,6 +5839,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5581,6 +5857,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5598,6 +5875,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5617,6 +5895,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -5646,6 +5925,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -5662,6 +5942,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5679,6 +5960,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5690,6 +5972,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5707,6 +5990,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5724,6 +6008,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5741,6 +6026,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5752,6 +6038,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5769,6 +6056,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5788,6 +6076,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -5818,6 +6107,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5830,6 +6120,7 @@ export interface operations {
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content?: never;
@@ -5838,6 +6129,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5848,6 +6140,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5859,6 +6152,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5870,6 +6164,7 @@ export interface operations {
       406: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5880,6 +6175,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5891,6 +6187,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5902,6 +6199,7 @@ export interface operations {
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5928,6 +6226,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The balance */
           "X-Balance": number;
           /** @description Always 0 */
@@ -5945,6 +6244,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5960,6 +6260,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5971,6 +6272,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5982,6 +6284,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The balance */
           "X-Balance": number;
           /** @description Always 0 */
@@ -5999,6 +6302,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -6028,6 +6332,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The balance */
           "X-Balance": number;
           /** @description Always 0 */
@@ -6045,6 +6350,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -6060,6 +6366,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -6071,6 +6378,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -6082,6 +6390,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The balance */
           "X-Balance": number;
           /** @description Always 0 */
@@ -6099,6 +6408,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -6123,6 +6433,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -6147,6 +6458,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -6159,6 +6471,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
