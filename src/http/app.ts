@@ -25,6 +25,7 @@ import { deliveryRoutes } from "./routes/deliveries.ts";
 import { attachmentRoutes } from "./routes/attachments.ts";
 import { paymentRoutes } from "./routes/payments.ts";
 import { settingsRoutes } from "./routes/settings.ts";
+import { alertConfirmationRoutes } from "./routes/alert_confirmation.ts";
 import { keyRoutes } from "./routes/keys.ts";
 import { mcpRoutes } from "./routes/mcp.ts";
 import { usageRoutes } from "./routes/usage.ts";
@@ -64,6 +65,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   attachmentRoutes(app);
   paymentRoutes(app);
   settingsRoutes(app);
+  alertConfirmationRoutes(app);
   keyRoutes(app);
   mcpRoutes(app);
   usageRoutes(app);

@@ -402,10 +402,28 @@ export interface paths {
     get: operations["getSettings"];
     /**
      * Replace the low-balance alert settings
-     * @description An alert goes out once per episode when a debit leaves the balance below the threshold (0 turns alerts off). Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
+     * @description An alert goes out once per episode when a debit leaves the balance below the threshold (0 turns alerts off). A new low_balance_email gets a mail with a confirmation link (valid 48 hours; saving the unconfirmed address again after 10 minutes sends a new one); alerts go there once it is confirmed. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
     put: operations["replaceSettings"];
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/alerts/confirm": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The page of an alert email confirmation link: a button that confirms (changes nothing itself) */
+    get: operations["showAlertEmailConfirmation"];
+    put?: never;
+    /** Confirm an alert email address: alerts go to it from now on */
+    post: operations["confirmAlertEmail"];
     delete?: never;
     options?: never;
     head?: never;
@@ -748,6 +766,8 @@ export interface components {
         secret: string;
       };
       low_balance_email?: string;
+      /** @description With low_balance_email: whether its owner confirmed it from the link mailed to it. Alerts go to the address only once confirmed */
+      low_balance_email_confirmed?: boolean;
     };
     ScopedKey: {
       id: string;
@@ -5508,6 +5528,96 @@ export interface operations {
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  showAlertEmailConfirmation: {
+    parameters: {
+      query: {
+        /** @description The wallet's hash */
+        wallet: string;
+        /** @description The link's token */
+        token: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description An HTML page with the form */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description A malformed link: a phrase naming the parameter and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  confirmAlertEmail: {
+    parameters: {
+      query: {
+        /** @description The wallet's hash */
+        wallet: string;
+        /** @description The link's token */
+        token: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description `Confirmed: alerts go to <address>` or `Already confirmed` */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description A malformed link: a phrase naming the parameter and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Confirmation link not found or expired`: a wrong token, a link older than 48 hours, or one voided by a change of address or a newer link */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
