@@ -48,7 +48,7 @@ Deno.test({
       await t.step("a new address is unconfirmed and gets a mail with a link", async () => {
         const balance = (await client.get("/token")).json().wallet;
         const res = await put({
-          low_balance_threshold: balance - 4,
+          low_balance_threshold: balance - 12,
           low_balance_webhook: { url: `${receiver.url}/alerts` },
           low_balance_email: "owner@example.com",
         });
@@ -86,7 +86,19 @@ Deno.test({
         const noWallet = await call(svc, "POST", link.replace(`wallet=${hash}&`, ""));
         assert.equal(noWallet.status, 400);
         assert.match(noWallet.text, /^Invalid wallet: /);
+        // The settings answer may be sent back as is; saying "confirmed" does not confirm.
+        const view = await settings();
+        const sentBack = await put({ ...view, low_balance_webhook: { url: `${receiver.url}/alerts` } });
+        assert.deepEqual([sentBack.status, sentBack.text], [200, "OK"]);
+        const forged = await put({
+          ...view,
+          low_balance_webhook: undefined,
+          low_balance_email_confirmed: true,
+        });
+        assert.deepEqual([forged.status, forged.text], [200, "OK"]);
         assert.equal((await settings()).low_balance_email_confirmed, false);
+        const restored = await put({ ...view, low_balance_webhook: { url: `${receiver.url}/alerts` } });
+        assert.equal(restored.status, 200);
       });
 
       await t.step("an alert while the address is unconfirmed goes to the webhook only", async () => {

@@ -5348,6 +5348,8 @@ export interface operations {
             };
           } | null;
           low_balance_email?: string | null;
+          /** @description Ignored: an address is confirmed only from the link mailed to it */
+          low_balance_email_confirmed?: boolean;
         };
       };
     };

@@ -43,6 +43,10 @@ export const SettingsInput = zod.strictObject({
   low_balance_webhook: LowBalanceWebhookInput.nullable().optional(),
   low_balance_email: zod.email("must be an email address").max(254, "must be at most 254 characters")
     .nullable().optional(),
+  // What GET answers may be sent back as is: confirmation is the link's alone, so this is ignored.
+  low_balance_email_confirmed: zod.boolean({ error: "must be a boolean" }).optional().meta({
+    description: "Ignored: an address is confirmed only from the link mailed to it",
+  }),
 }, { error: "must be a JSON object" });
 
 const SettingsView = z.object({
