@@ -18,9 +18,11 @@ import {
 const LinkQuery = z.object({
   wallet: z.string().regex(WALLET_PATTERN, "must be 64 lowercase hexadecimal digits").openapi({
     description: "The wallet's hash",
+    example: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
   }),
   token: z.string().regex(TOKEN_PATTERN, "must be 43 base64url characters").openapi({
     description: "The link's token",
+    example: "n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg",
   }),
 });
 
