@@ -120,7 +120,13 @@ export const EventSchemas = {
     email: z.string().optional(),
     /** The Standard Webhooks key alert deliveries are signed with. */
     secret: z.string(),
+    /** `email` is the address confirmed before, unchanged: alerts keep going there (issue 23). */
+    emailConfirmed: z.literal(true).optional(),
+    /** A confirmation link for `email` was sent: `linkId` names it, valid until `expiresAt`. */
+    emailLink: z.object({ linkId: z.string(), expiresAt: z.iso.datetime() }).optional(),
   }),
+  /** The link `linkId` was opened: alerts go to the settings' email address from now on. */
+  AlertEmailConfirmed: z.object({ linkId: z.string() }),
   /** A debit took the balance below the threshold: one alert per episode. */
   LowBalanceAlerted: z.object({
     threshold: credits,

@@ -1,5 +1,5 @@
-// The low-balance configuration of each wallet: threshold, webhook target, email address and the
-// key alert deliveries are signed with.
+// The low-balance configuration of each wallet: threshold, webhook target, email address (and
+// whether its owner confirmed it, from the link last sent) and the key alert deliveries are signed with.
 import type { Queryable } from "../src/db/connect.ts";
 import type { EventData } from "../events/catalogue.ts";
 import { type Projection, rowRead } from "./projection.ts";
@@ -12,25 +12,53 @@ export interface WalletSettingsRow {
   low_balance_webhook: LowBalanceWebhook | null;
   low_balance_email: string | null;
   alert_secret: string;
+  /** Alerts go to low_balance_email only once this is true (issue 23). */
+  low_balance_email_confirmed: boolean;
+  /** The confirmation link last sent for the address, and when it stops working. */
+  email_link_id: string | null;
+  email_link_expires_at: Date | null;
 }
 
 export const walletSettingsProjection: Projection<WalletSettingsRow> = {
   table: "wallet_settings",
-  columns: ["wallet_id", "low_balance_threshold", "low_balance_webhook", "low_balance_email", "alert_secret"],
+  columns: [
+    "wallet_id",
+    "low_balance_threshold",
+    "low_balance_webhook",
+    "low_balance_email",
+    "alert_secret",
+    "low_balance_email_confirmed",
+    "email_link_id",
+    "email_link_expires_at",
+  ],
   keyColumns: ["wallet_id"],
-  keyOf: (event) => event.type === "LowBalanceSettingsChanged" ? event.walletId : null,
-  evolve(_row, event) {
-    if (event.type !== "LowBalanceSettingsChanged") return undefined;
+  keyOf: (event) =>
+    event.type === "LowBalanceSettingsChanged" || event.type === "AlertEmailConfirmed"
+      ? event.walletId
+      : null,
+  evolve(row, event) {
+    if (event.type === "AlertEmailConfirmed") {
+      return row && { ...row, low_balance_email_confirmed: true };
+    }
+    if (event.type !== "LowBalanceSettingsChanged") return row;
+    const link = event.data.emailLink;
     return {
       wallet_id: event.walletId,
       low_balance_threshold: event.data.threshold,
       low_balance_webhook: event.data.webhook ?? null,
       low_balance_email: event.data.email ?? null,
       alert_secret: event.data.secret,
+      low_balance_email_confirmed: event.data.emailConfirmed === true,
+      // A change that sends no new link keeps the pending one (the address is the same).
+      email_link_id: link?.linkId ?? (event.data.email === undefined ? null : row?.email_link_id ?? null),
+      email_link_expires_at: link
+        ? new Date(link.expiresAt)
+        : (event.data.email === undefined ? null : row?.email_link_expires_at ?? null),
     };
   },
   keyRow: (event) => ({ wallet_id: event.walletId }),
-  readsPrevious: false,
+  // AlertEmailConfirmed changes one column of the row; the rows are few (one per wallet with settings).
+  readsPrevious: true,
   removedWithWallet: true,
 };
 

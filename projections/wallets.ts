@@ -150,8 +150,10 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
   if (event.type === "LowBalanceSettingsChanged") {
     next.low_balance_threshold = event.data.threshold;
     next.alert_webhook = event.data.webhook !== undefined;
-    next.alert_email = event.data.email !== undefined;
+    // Alerts go to an email address only once its owner confirmed it (issue 23).
+    next.alert_email = event.data.email !== undefined && event.data.emailConfirmed === true;
   }
+  if (event.type === "AlertEmailConfirmed") next.alert_email = true;
   if (event.type === "LowBalanceAlerted") next.low_balance_alerted = true;
   // The episode ends once the balance is back at or above the threshold.
   else if (next.low_balance_alerted && next.balance >= next.low_balance_threshold) {

@@ -21,6 +21,8 @@ const withAlerts = newEvent("LowBalanceSettingsChanged", {
   webhook: { url: "https://alerts.example/", headers: {}, options: {} },
   email: "owner@example.com",
   secret: "whsec_alerts",
+  // Alerts go to an email address only once confirmed (alert_settings_decisions_test.ts).
+  emailConfirmed: true,
 });
 const failed: AttemptResult = { ok: false, status: 503, latencyMs: 9, retryable: true, error: "HTTP 503" };
 

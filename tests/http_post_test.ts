@@ -213,8 +213,8 @@ Deno.test("without allowPrivate a name resolving to loopback is blocked before c
     const result = await postJson(`https://hook.test:${server.port}/`, "{}", { headers: {}, resolve });
     assert.equal(result.ok, false);
     if (result.ok) return;
-    assert.equal(result.error, "blocked destination: hook.test resolves to a non-public address");
-    assert.equal(result.retryable, false);
+    assert.equal(result.error, "target not allowed");
+    assert.equal(result.retryable, true, "DNS answers change, as for a name that does not resolve");
     assert.deepEqual(resolve.calls, ["hook.test"]);
     assert.equal(server.received.length, 0);
   } finally {
@@ -232,7 +232,7 @@ Deno.test("without allowPrivate loopback literals are blocked in every spelling"
       const result = await postJson(`https://${host}:${server.port}/`, "{}", { headers: {}, resolve });
       assert.equal(result.ok, false, host);
       if (result.ok) continue;
-      assert.match(result.error, /^blocked destination: \S+ is not a public address$/, host);
+      assert.equal(result.error, "target not allowed", host);
       assert.equal(result.retryable, false);
     }
     assert.deepEqual(resolve.calls, [], "literals are judged without DNS");
@@ -287,8 +287,26 @@ Deno.test("a failed or empty lookup is retryable", async () => {
     const result = await postJson("https://hook.test/", "{}", { headers: {}, resolve });
     assert.equal(result.ok, false);
     if (result.ok) return;
-    assert.deepEqual([result.error, result.retryable], ["cannot resolve hook.test", true]);
+    assert.deepEqual([result.error, result.retryable], ["target not allowed", true]);
   }
+});
+
+Deno.test("a name that does not resolve and a name resolving to non-public addresses fail alike", async () => {
+  const outcomes = [];
+  for (
+    const resolve of [
+      () => Promise.reject(new Error("getaddrinfo ENOTFOUND hook.test")),
+      resolveTo(),
+      resolveTo("10.0.0.7"),
+      resolveTo("127.0.0.1", "::1"),
+      resolveTo("169.254.169.254"),
+    ]
+  ) {
+    const result = await postJson("https://hook.test/", "{}", { headers: {}, resolve });
+    const { latencyMs: _, ...rest } = result;
+    outcomes.push(rest);
+  }
+  assert.deepEqual(outcomes, Array(5).fill({ ok: false, error: "target not allowed", retryable: true }));
 });
 
 Deno.test("bad input fails without calling anyone and never echoes header values", async () => {

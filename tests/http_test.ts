@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { call, newToken, walletClient } from "./helpers/client.ts";
 import { startService } from "./helpers/service.ts";
+import { eventually } from "./helpers/wait.ts";
 
 Deno.test("HTTP conventions", async (t) => {
   const svc = await startService();
@@ -17,6 +18,27 @@ Deno.test("HTTP conventions", async (t) => {
       const unauthorized = await call(svc, "GET", "/token");
       assert.ok(unauthorized.headers.get("x-request-id"));
     });
+
+    await t.step(
+      "X-Service-Request-Id is always the service's own id, whatever the client sent",
+      async () => {
+        const none = await client.get("/kv/b/k");
+        const own = none.headers.get("x-service-request-id")!;
+        assert.match(own, /^[A-Za-z0-9]{20}$/);
+        assert.equal(none.headers.get("x-request-id"), own, "without a client id both carry ours");
+        const sent = await client.get("/kv/b/k", { "x-request-id": own });
+        assert.equal(sent.headers.get("x-request-id"), own, "echoed");
+        assert.match(sent.headers.get("x-service-request-id")!, /^[A-Za-z0-9]{20}$/);
+        assert.notEqual(
+          sent.headers.get("x-service-request-id"),
+          own,
+          "a client cannot reuse another call's id",
+        );
+        const malformed = await client.get("/kv/b/k", { "x-request-id": "two words" });
+        assert.equal(malformed.headers.get("x-request-id"), malformed.headers.get("x-service-request-id"));
+        assert.match(malformed.headers.get("x-request-id")!, /^[A-Za-z0-9]{20}$/);
+      },
+    );
 
     await t.step("a known path with another method is 405 with Allow; an unknown path 404", async () => {
       const put = await call(svc, "PUT", "/kv/b/k", { token });
@@ -141,12 +163,35 @@ Deno.test("one JSON log line per request, with the request id and never the toke
     const lines = svc.output().split("\n").filter((l) => l.includes('"trace-log-1"'));
     assert.equal(lines.length, 1);
     const line = JSON.parse(lines[0]);
+    // The client's id is logged beside the service's own, never instead of it.
+    assert.equal(line.clientRequestId, "trace-log-1");
+    assert.equal(line.requestId, res.headers.get("x-service-request-id"));
+    assert.match(line.requestId, /^[A-Za-z0-9]{20}$/);
     assert.equal(line.level, "info");
     assert.equal(line.method, "GET");
     assert.equal(line.path, "/kv/b/k");
     assert.equal(line.status, 404);
     assert.equal(typeof line.latencyMs, "number");
     assert.ok(!svc.output().includes(token), "the token is never logged");
+
+    // A client that sends another call's id gets a line of its own: both keep their own requestId.
+    const replayed = await call(svc, "GET", "/kv/b/k", {
+      token,
+      headers: { "x-request-id": line.requestId },
+    });
+    const both = await eventually("the second line", () => {
+      const found = svc.output().split("\n").filter((l) => l.includes(line.requestId));
+      return found.length === 2 ? found.map((l) => JSON.parse(l)) : undefined;
+    });
+    assert.deepEqual(both.map((l) => [l.requestId, l.clientRequestId]), [
+      [line.requestId, "trace-log-1"],
+      [replayed.headers.get("x-service-request-id"), line.requestId],
+    ]);
+    const plain = await call(svc, "GET", "/kv/b/k", { token });
+    const own = await eventually("the plain call's line", () => {
+      return svc.output().split("\n").find((l) => l.includes(plain.headers.get("x-service-request-id")!));
+    });
+    assert.ok(!("clientRequestId" in JSON.parse(own)), "no clientRequestId when none was sent");
   } finally {
     await svc.dispose();
   }

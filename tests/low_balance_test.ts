@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { Webhook } from "standardwebhooks";
 import { call, newToken, walletClient } from "./helpers/client.ts";
 import { auditOf, startService } from "./helpers/service.ts";
-import { startRelay } from "./helpers/relay.ts";
+import { confirmationLinkTo, startRelay } from "./helpers/relay.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import { buyCredits, TEST_PAYMENT_SECRET } from "./helpers/credits.ts";
 import { sha256Hex } from "../src/ids.ts";
@@ -31,6 +31,7 @@ Deno.test({
       const hash = await sha256Hex(token);
       const put = (value: unknown) =>
         call(svc, "PUT", "/token/settings", { token, body: JSON.stringify(value) });
+      const alertMails = () => relay.mails.filter((mail) => !/Subject: Confirm /.test(mail.raw));
 
       await t.step("a fresh wallet has alerts off; GET costs 1", async () => {
         const res = await client.get("/token/settings");
@@ -86,6 +87,10 @@ Deno.test({
         const view = (await client.get("/token/settings")).json();
         assert.equal(view.low_balance_threshold, balance - 3);
         assert.equal(view.low_balance_email, "owner@example.com");
+        assert.equal(view.low_balance_email_confirmed, false);
+        // Alerts go to the address once confirmed from the link mailed to it (alert_email_confirmation_test.ts).
+        const confirmed = await call(svc, "POST", await confirmationLinkTo(relay, "owner@example.com"));
+        assert.equal(confirmed.status, 200, confirmed.text);
         assert.deepEqual(view.low_balance_webhook.headers, { Authorization: "***" });
         assert.deepEqual(view.low_balance_webhook.options, { api_key: "***", channel: "ops" });
         assert.match(view.low_balance_webhook.secret, /^whsec_/);
@@ -106,11 +111,11 @@ Deno.test({
           token_hash: hash,
         });
         new Webhook(secret).verify(alert.body, alert.headers);
-        await eventually("the alert email", () => relay.mails.length === 1 || undefined);
-        assert.deepEqual(relay.mails[0].to, ["owner@example.com"]);
-        assert.match(relay.mails[0].raw, /Subject: Low balance: \d+ credits left/);
+        await eventually("the alert email", () => alertMails().length === 1 || undefined);
+        assert.deepEqual(alertMails()[0].to, ["owner@example.com"]);
+        assert.match(alertMails()[0].raw, /Subject: Low balance: \d+ credits left/);
         assert.match(
-          relay.mails[0].raw.replace(/=\r?\n/g, ""),
+          alertMails()[0].raw.replace(/=\r?\n/g, ""),
           new RegExp(hash),
           "quoted-printable soft breaks removed",
         );
@@ -120,9 +125,10 @@ Deno.test({
         for (let i = 0; i < 5; i++) await client.get("/kv/b/k");
         await new Promise((r) => setTimeout(r, 1500));
         assert.equal(receiver.received.length, 1);
-        assert.equal(relay.mails.length, 1);
+        assert.equal(alertMails().length, 1);
         const logs = (await client.get("/token/logs?type=webhook-delivery&n=10")).json().logs;
         assert.deepEqual(logs.map((l: any) => [l.path, l.status_code]).sort(), [
+          ["@alert-email-confirmation", 250],
           ["@low-balance", 200],
           ["@low-balance-email", 250],
         ]);
@@ -209,7 +215,7 @@ Deno.test({
   },
 });
 
-Deno.test("without SMTP_RELAY_URL an alert email is recorded as not sent", async () => {
+Deno.test("without SMTP_RELAY_URL the confirmation email is recorded as not sent", async () => {
   const svc = await startService();
   try {
     const token = await newToken(svc);
@@ -218,15 +224,15 @@ Deno.test("without SMTP_RELAY_URL an alert email is recorded as not sent", async
       token,
       body: JSON.stringify({ low_balance_threshold: 99, low_balance_email: "owner@example.com" }),
     });
-    await client.get("/kv/b/k"); // 98 < 99
     let entry: any;
     for (let i = 0; i < 100 && !entry; i++) {
       await new Promise((r) => setTimeout(r, 100));
       const logs = (await client.get("/token/logs?type=webhook-delivery")).json().logs;
-      entry = logs.find((l: any) => l.path === "@low-balance-email");
+      entry = logs.find((l: any) => l.path === "@alert-email-confirmation");
     }
-    assert.ok(entry, "the email attempt is in the call log");
+    assert.ok(entry, "the confirmation attempt is in the call log");
     assert.equal(entry.error, "not sent: SMTP_RELAY_URL is not set");
+    assert.equal((await client.get("/token/settings")).json().low_balance_email_confirmed, false);
   } finally {
     await svc.dispose();
   }

@@ -156,6 +156,8 @@ const PUBLIC = new Set([
   "get /attachments/{owner}/{id}",
   "get /",
   "get /dashboard/{file}",
+  "get /alerts/confirm",
+  "post /alerts/confirm",
 ]);
 
 Deno.test("security on every operation, and the headers each answer carries", async () => {

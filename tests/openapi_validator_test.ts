@@ -8,6 +8,7 @@ import type { Exchange } from "./helpers/client.ts";
 const TOKEN = { "x-token": "tok_0123456789abcdef" };
 const billed = (balance: number, cost = 0) => ({
   "x-request-id": "req-1",
+  "x-service-request-id": "Ab3dEf7hIj0lMn2pQr4t",
   "x-balance": String(balance),
   "x-cost": String(cost),
 });
@@ -45,7 +46,7 @@ Deno.test("the validator passes answers that keep the document and names each on
     exchange(
       "/token",
       200,
-      { ...json, "x-request-id": "req-2", "x-cost": "1" },
+      { ...json, "x-request-id": "req-2", "x-service-request-id": "Ab3dEf7hIj0lMn2pQr4u", "x-cost": "1" },
       JSON.stringify({
         wallet: 5,
         created: "2026-01-01T00:00:00.000Z",

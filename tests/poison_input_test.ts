@@ -226,7 +226,10 @@ Deno.test("no input can fail a batch", async (t) => {
         await json("PUT", "/token/settings", { low_balance_email: `a${LONE}@example.com` }),
         `Invalid low_balance_email: ${RULE}`,
       );
-      assert.deepEqual((await client.get("/token/settings")).json(), settings);
+      assert.deepEqual((await client.get("/token/settings")).json(), {
+        ...settings,
+        low_balance_email_confirmed: false,
+      });
 
       assertRefused(
         await json("POST", "/token/keys", { name: `n${LONE}`, scope: "read" }),

@@ -8,7 +8,7 @@ import { Webhook } from "standardwebhooks";
 import { call, newToken, walletClient } from "./helpers/client.ts";
 import { auditOf, replayOf, startService } from "./helpers/service.ts";
 import { startReceiver } from "./helpers/receiver.ts";
-import { mailText, startRelay } from "./helpers/relay.ts";
+import { confirmationLinkTo, mailText, startRelay } from "./helpers/relay.ts";
 import { sendMail, type SmtpTarget } from "./helpers/smtp.ts";
 import { sha256Hex } from "../src/ids.ts";
 import { eventually } from "./helpers/wait.ts";
@@ -59,6 +59,10 @@ Deno.test({
         }),
       });
       assert.equal(settings.status, 200, settings.text);
+      // Alerts go to an address only once confirmed from the link mailed to it.
+      const confirmed = await call(svc, "POST", await confirmationLinkTo(relay, "owner@example.com"));
+      assert.equal(confirmed.status, 200, confirmed.text);
+      const alertMails = () => relay.mails.filter((mail) => !/Subject: Confirm /.test(mail.raw));
       const alertSecret = (await client.get("/token/settings")).json().low_balance_webhook.secret;
       const created = await client.postJson("/webhook", { url: `${endpoint.url}/inbox`, webhookId: "inbox" });
       const hook = created.json();
@@ -74,8 +78,8 @@ Deno.test({
           ["webhook.failing", "inbox", 5, 503, "HTTP 503 Service Unavailable", hash],
         );
         assert.match(body.text, /The last 5 attempts to webhook "inbox" failed/);
-        await eventually("the failing alert email", () => relay.mails.length >= 1 || undefined);
-        const failing = mailText(relay.mails[0]);
+        await eventually("the failing alert email", () => alertMails().length >= 1 || undefined);
+        const failing = mailText(alertMails()[0]);
         assert.match(failing, /Subject: Webhook inbox is failing\r\n/);
         assert.match(
           failing,
@@ -91,12 +95,12 @@ Deno.test({
           6,
           'PATCH /webhook/inbox with {"active": true}',
         ]);
-        await eventually("the paused alert email", () => relay.mails.length >= 2 || undefined);
-        const text = mailText(relay.mails[1]);
+        await eventually("the paused alert email", () => alertMails().length >= 2 || undefined);
+        const text = mailText(alertMails()[1]);
         assert.match(text, /Subject: Webhook inbox was paused, its endpoint keeps failing\r\n/);
         assert.match(text, /Webhook "inbox" was paused after 6 failed attempts in a row since /);
         assert.match(text, /resume it: PATCH \/webhook\/inbox with \{"active": true\}/);
-        assert.deepEqual(relay.mails.map((m) => m.to), [["owner@example.com"], ["owner@example.com"]]);
+        assert.deepEqual(alertMails().map((m) => m.to), [["owner@example.com"], ["owner@example.com"]]);
         const view = (await client.get("/webhook/inbox")).json();
         assert.deepEqual([view.active, view.pausedReason], [false, "endpoint failing"]);
         assert.ok(Date.parse(view.pausedAt) <= Date.now());

@@ -398,7 +398,7 @@ Deno.test("SSRF at delivery: a public-looking name resolving to a private addres
       const test = await client.post("/webhook/test");
       assert.deepEqual([test.status, test.json()], [200, {
         success: false,
-        message: `webhook call failed: blocked destination: ${name} resolves to a non-public address`,
+        message: "webhook call failed: target not allowed",
       }]);
     });
     await t.step("without the unsafe flag there is no warning", () => {
@@ -406,6 +406,37 @@ Deno.test("SSRF at delivery: a public-looking name resolving to a private addres
     });
     const unauthorized = await call(svc, "POST", "/webhook/test");
     assert.equal(unauthorized.status, 401);
+  } finally {
+    await svc.dispose();
+  }
+});
+
+Deno.test("SSRF at delivery: a name that does not resolve reads as one resolving to a private address", async () => {
+  const svc = await startService();
+  try {
+    const client = walletClient(svc, await newToken(svc));
+    // RFC 6761: names under .invalid never resolve, so no DNS server can make this one exist.
+    const names = [`nowhere-${crypto.randomUUID().slice(0, 8)}.invalid`];
+    const name = await privateName();
+    if (name) names.push(name);
+    else console.log(`only an unresolvable name: "${Deno.hostname()}" is not private here`);
+    const answers = [];
+    for (const [i, host] of names.entries()) {
+      const created = await client.postJson("/webhook", { url: `https://${host}/hook`, webhookId: `w${i}` });
+      assert.equal(created.status, 200, created.text);
+      const test = await client.post(`/webhook/w${i}/test`);
+      assert.equal(test.status, 200);
+      answers.push(test.json());
+    }
+    assert.deepEqual(
+      answers,
+      names.map(() => ({ success: false, message: "webhook call failed: target not allowed" })),
+    );
+    // The delivery history keeps the same text for both; the host is not in it.
+    const history = await client.get("/webhook/w0/deliveries");
+    assert.equal(history.status, 200, history.text);
+    assert.match(history.text, /"target not allowed"/);
+    assert.doesNotMatch(history.text, /resolve|public/);
   } finally {
     await svc.dispose();
   }

@@ -1,12 +1,17 @@
-// Sends alert emails (low balance, endpoint health) through the SMTP relay of SMTP_RELAY_URL (nodemailer). Without a
-// relay an alert email is recorded as not sent.
+// Sends alert emails (low balance, endpoint health, the confirmation of an address) through the SMTP
+// relay of SMTP_RELAY_URL (nodemailer). Without a relay an alert email is recorded as not sent.
 import nodemailer from "nodemailer";
 import type { AttemptResult } from "../webhooks/delivery_channel.ts";
-import { type AlertPayload, alertSubject, alertText } from "./format.ts";
 import { describeError } from "../log.ts";
 
+/** A plain-text mail of the service. */
+export interface AlertMail {
+  subject: string;
+  text: string;
+}
+
 export interface AlertMailer {
-  send(to: string, alert: AlertPayload): Promise<AttemptResult>;
+  send(to: string, mail: AlertMail): Promise<AttemptResult>;
 }
 
 const SEND_TIMEOUT_MS = 10_000;
@@ -32,14 +37,14 @@ export function createAlertMailer(relayUrl: string | undefined, from: string): A
     } as Parameters<typeof nodemailer.createTransport>[0],
   );
   return {
-    async send(to, alert) {
+    async send(to, mail) {
       const started = performance.now();
       try {
         const info = await transport.sendMail({
           from,
           to,
-          subject: alertSubject(alert),
-          text: alertText(alert),
+          subject: mail.subject,
+          text: mail.text,
         });
         const excerpt = String(info.response ?? "").slice(0, 1024);
         return {

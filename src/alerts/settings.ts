@@ -1,10 +1,12 @@
 // The low-balance alert settings of a wallet (GET and PUT /token/settings), pure: the view with
-// credentials redacted, and the change that replaces the whole configuration.
+// credentials redacted, and the change that replaces the whole configuration (a new email address
+// gets a confirmation link: email_confirmation.ts).
 import { newEvent } from "../../events/catalogue.ts";
 import type { LowBalanceWebhook, WalletSettingsRow } from "../../projections/wallet_settings.ts";
 import type { CallDecision } from "../ledger/command.ts";
 import { answer, jsonReply, type Reply, textReply } from "../http/reply.ts";
 import { redactHeaders, redactOptions } from "../webhooks/redaction.ts";
+import { emailConfirmationFor, type FreshLink } from "./email_confirmation.ts";
 
 export interface SettingsChange {
   /** 0 turns alerts off. */
@@ -29,22 +31,44 @@ export function settingsView(settings: WalletSettingsRow | undefined): CallDecis
         },
       }
       : {}),
-    ...(settings?.low_balance_email ? { low_balance_email: settings.low_balance_email } : {}),
+    ...(settings?.low_balance_email
+      ? {
+        low_balance_email: settings.low_balance_email,
+        low_balance_email_confirmed: settings.low_balance_email_confirmed,
+      }
+      : {}),
   }));
 }
 
-/** The new configuration; the signing key stays across changes, so receivers keep verifying. */
+export interface ChangeIds {
+  /** The signing key of a wallet that has none yet. */
+  freshSecret: string;
+  /** The link (and its mail's outbox row) if the change sends one. */
+  freshLink: FreshLink;
+}
+
+/**
+ * The new configuration; the signing key stays across changes, so receivers keep verifying. An
+ * address stays confirmed while it is unchanged; a new one gets a link.
+ */
 export function changeSettings(
   change: SettingsChange,
   current: WalletSettingsRow | undefined,
-  freshSecret: string,
+  options: { walletId: string; now: Date; ids: ChangeIds },
 ): CallDecision<Reply> {
+  const confirmation = emailConfirmationFor(change.email, current, {
+    walletId: options.walletId,
+    now: options.now,
+    fresh: options.ids.freshLink,
+  });
   return answer(textReply(200, "OK"), {
     events: [newEvent("LowBalanceSettingsChanged", {
       threshold: change.threshold,
       ...(change.webhook ? { webhook: change.webhook } : {}),
       ...(change.email ? { email: change.email } : {}),
-      secret: current?.alert_secret ?? freshSecret,
+      secret: current?.alert_secret ?? options.ids.freshSecret,
+      ...confirmation.change,
     })],
+    effects: confirmation.effects,
   });
 }

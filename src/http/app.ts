@@ -25,6 +25,7 @@ import { deliveryRoutes } from "./routes/deliveries.ts";
 import { attachmentRoutes } from "./routes/attachments.ts";
 import { paymentRoutes } from "./routes/payments.ts";
 import { settingsRoutes } from "./routes/settings.ts";
+import { alertConfirmationRoutes } from "./routes/alert_confirmation.ts";
 import { keyRoutes } from "./routes/keys.ts";
 import { mcpRoutes } from "./routes/mcp.ts";
 import { usageRoutes } from "./routes/usage.ts";
@@ -64,6 +65,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   attachmentRoutes(app);
   paymentRoutes(app);
   settingsRoutes(app);
+  alertConfirmationRoutes(app);
   keyRoutes(app);
   mcpRoutes(app);
   usageRoutes(app);
@@ -98,7 +100,11 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
     const unavailable = unavailableResponse(c, error);
     if (unavailable) return unavailable;
     // The stack goes to the log, never to the client; a wallet whose calls keep faulting is slowed.
-    log("error", "request failed", { requestId: c.get("requestId"), error: String(error?.stack ?? error) });
+    log("error", "request failed", {
+      requestId: c.get("requestId"),
+      clientRequestId: c.get("clientRequestId"),
+      error: String(error?.stack ?? error),
+    });
     const walletId = c.get("walletId");
     if (walletId) services.ledger.recordFault(walletId);
     return errorResponse(c, 500, `Internal Server Error (request ${c.get("requestId")})`);

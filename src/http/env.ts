@@ -26,7 +26,10 @@ export interface AppEnv {
   Bindings: { remoteAddr?: { hostname: string } };
   Variables: {
     services: Services;
+    /** The service's own id of the request (request_id.ts). */
     requestId: string;
+    /** The client's well-formed X-Request-Id, logged beside ours, never instead of it. */
+    clientRequestId?: string;
     startedAt: number;
     /** The SHA-256 of the caller's token, set by requireWallet; a scoped key's wallet for a key. */
     walletId?: string;

@@ -2,7 +2,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, Services } from "./env.ts";
 import { HttpError, UNAUTHORIZED } from "./errors.ts";
-import { randomId, sha256Hex } from "../ids.ts";
+import { sha256Hex } from "../ids.ts";
 import { findActiveWallet } from "../../projections/wallets.ts";
 import { activeWallets, knownKeys } from "./wallet_cache.ts";
 import { findKeyByHash } from "../../projections/scoped_keys.ts";
@@ -12,13 +12,12 @@ import { logRequest } from "../log.ts";
 import { withDeadline } from "../db/deadline.ts";
 import { clientNetwork } from "./client_network.ts";
 import { lookUpPresented } from "./unknown_tokens.ts";
-
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+import { requestIdHeaders, requestIdsOf } from "./request_id.ts";
 
 /**
  * What every request passes through first and last, in one middleware (each layer costs every call):
- * the services, the request id, then, once answered, the pacing of a client's refusals
- * (refusal_pacing.ts), the access log line and the X-Request-Id header.
+ * the services, the request ids (request_id.ts), then, once answered, the pacing of a client's
+ * refusals (refusal_pacing.ts), the access log line and the request id headers.
  */
 export function requestEnvelope(
   services: Services,
@@ -27,13 +26,14 @@ export function requestEnvelope(
   return async (c, next) => {
     c.set("services", services);
     c.set("startedAt", performance.now());
-    const given = c.req.header("x-request-id");
-    c.set("requestId", given && REQUEST_ID.test(given) ? given : randomId(20));
+    const ids = requestIdsOf(c.req.header("x-request-id"));
+    c.set("requestId", ids.requestId);
+    if (ids.clientRequestId !== undefined) c.set("clientRequestId", ids.clientRequestId);
     await next();
     const held = options.paceRefusal(c);
     if (held) await held;
     if (options.logRequests) logRequestOf(c);
-    c.res.headers.set("x-request-id", c.get("requestId"));
+    for (const [name, value] of Object.entries(requestIdHeaders(ids))) c.res.headers.set(name, value);
   };
 }
 
@@ -41,6 +41,7 @@ export function requestEnvelope(
 function logRequestOf(c: Context<AppEnv>): void {
   logRequest(c.res.status >= 500 ? "error" : "info", {
     requestId: c.get("requestId"),
+    clientRequestId: c.get("clientRequestId"),
     method: c.req.method,
     path: new URL(c.req.url).pathname,
     status: c.res.status,

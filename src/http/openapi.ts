@@ -1,6 +1,7 @@
 // Shared pieces of the route declarations that /openapi.json is generated from: the answers every
 // route shares, and how a route says who may call it (publicRoute, billedRoute), which also puts on
-// its answers the headers the middleware sends: X-Request-Id always, X-Balance and X-Cost once billed.
+// its answers the headers the middleware sends: X-Request-Id and X-Service-Request-Id always, X-Balance
+// and X-Cost once billed.
 import { createRoute, type OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-openapi";
 import type { AppEnv } from "./env.ts";
 import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from "./middleware.ts";
@@ -108,18 +109,28 @@ export { error as errorResponseDoc };
 export const BILLING_NOTE =
   "Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.";
 
-const REQUEST_ID = { "X-Request-Id": { $ref: "#/components/headers/RequestId" } };
+const REQUEST_ID = {
+  "X-Request-Id": { $ref: "#/components/headers/RequestId" },
+  "X-Service-Request-Id": { $ref: "#/components/headers/ServiceRequestId" },
+};
 
-/** The components the routes refer to: the security schemes and the header every answer carries. */
+/** The components the routes refer to: the security schemes and the headers every answer carries. */
 export function registerSharedComponents(app: OpenAPIHono<AppEnv>): void {
   for (const [name, scheme] of Object.entries(SECURITY_SCHEMES)) {
     app.openAPIRegistry.registerComponent("securitySchemes", name, scheme);
   }
   app.openAPIRegistry.registerComponent("headers", "RequestId", {
-    description: "The request's id (the one sent, when it is 1 to 128 visible ASCII characters), as the " +
-      "service's log shows it",
+    description: "The X-Request-Id the client sent, echoed when it is 1 to 128 visible ASCII characters " +
+      "(the log keeps it as clientRequestId); otherwise the service's own id, as X-Service-Request-Id",
     required: true,
     schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,128}$" },
+  });
+  app.openAPIRegistry.registerComponent("headers", "ServiceRequestId", {
+    description:
+      "The service's own id of the request, whatever the client sent: the one its log and a 500's " +
+      "body show, to quote when asking about a call",
+    required: true,
+    schema: { type: "string", pattern: "^[A-Za-z0-9]{20}$" },
   });
 }
 
@@ -181,7 +192,7 @@ function withIdempotencyKey(request: RouteConfig["request"]): RouteConfig["reque
 
 type Declared<R> = R & { getRoutingPath(): string };
 
-/** A route anyone may call: no security, X-Request-Id on every answer. */
+/** A route anyone may call: no security, the request id headers on every answer. */
 export function publicRoute<R extends RouteConfig>(config: R): Declared<R> {
   return createRoute({
     ...config,

@@ -10,7 +10,7 @@ import type { HttpLimits } from "../config.ts";
 
 export type { HttpLimits };
 import { logError } from "../log.ts";
-import { randomId } from "../ids.ts";
+import { requestIdHeaders, requestIdsOf } from "./request_id.ts";
 
 export interface HttpServer {
   port: number;
@@ -63,17 +63,14 @@ function isReadiness(request: Request): boolean {
     : false;
 }
 
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
-
 /** /readyz while draining: not ready, so the balancer sends nothing new here. */
 function shuttingDown(request: Request): Response {
-  const given = request.headers.get("x-request-id");
   return new Response("Shutting down", {
     status: 503,
     headers: {
       "content-type": "text/plain; charset=utf-8",
       "retry-after": "1",
-      "x-request-id": given && REQUEST_ID.test(given) ? given : randomId(20),
+      ...requestIdHeaders(requestIdsOf(request.headers.get("x-request-id"))),
     },
   });
 }

@@ -5,7 +5,7 @@ import http from "node:http";
 import https from "node:https";
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
-import { isPublicAddress, stripBrackets } from "./url_safety.ts";
+import { isPublicAddress, stripBrackets, TARGET_NOT_ALLOWED } from "./url_safety.ts";
 import { HEADER_NAME, HEADER_VALUE, TRANSPORT_HEADERS } from "./headers.ts";
 import { describeError } from "../log.ts";
 import { storableText } from "../storable_text.ts";
@@ -90,19 +90,19 @@ async function attempt(
   if (typeof headers === "string") return { ok: false, error: headers, retryable: false };
 
   const host = stripBrackets(target.hostname);
+  // A name that does not resolve and a name that resolves only to non-public addresses fail alike,
+  // in text and in retrying: otherwise a webhook's error would tell its owner which names exist
+  // inside our network. Both are retried, since DNS answers change. A literal IP reveals nothing
+  // and cannot change, so it is not retried.
+  const notAllowed: Outcome = { ok: false, error: TARGET_NOT_ALLOWED, retryable: isIP(host) === 0 };
   let addresses: string[] | "timeout";
   try {
     addresses = await untilAborted(vetAddresses(host, { resolve: options.resolve, allowPrivate }), deadline);
   } catch {
-    return { ok: false, error: `cannot resolve ${host}`, retryable: true };
+    return notAllowed;
   }
   if (addresses === "timeout") return { ok: false, error: `timeout after ${timeoutMs} ms`, retryable: true };
-  if (addresses.length === 0) {
-    const error = isIP(host) !== 0
-      ? `blocked destination: ${host} is not a public address`
-      : `blocked destination: ${host} resolves to a non-public address`;
-    return { ok: false, error, retryable: false };
-  }
+  if (addresses.length === 0) return notAllowed;
   return await send(target, new TextEncoder().encode(body), headers, {
     addresses,
     ca: options.ca,

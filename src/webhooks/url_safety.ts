@@ -10,6 +10,12 @@ export interface CheckWebhookUrlOptions {
   allowPrivate?: boolean;
 }
 
+/**
+ * The one error of a delivery whose host does not resolve or resolves only to non-public addresses:
+ * the two read the same, so delivery errors are no oracle for the names inside our network.
+ */
+export const TARGET_NOT_ALLOWED = "target not allowed";
+
 /** Longest URL accepted; a limit on everything we store and send. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 

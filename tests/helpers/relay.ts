@@ -35,3 +35,28 @@ export async function startRelay(): Promise<{ url: string; mails: RelayedMail[];
 export function mailText(mail: RelayedMail): string {
   return mail.raw.replace(/=\r?\n/g, "");
 }
+
+/** The text of a relayed mail, quoted-printable decoded (enough for the service's ASCII mails). */
+export function decodedText(mail: RelayedMail): string {
+  return mailText(mail).replace(/=([0-9A-F]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/**
+ * The path and query of the alert email confirmation link last mailed to `to`, once it arrived
+ * (`after`: how many such mails to `to` came before it).
+ */
+export async function confirmationLinkTo(
+  relay: { mails: RelayedMail[] },
+  to: string,
+  after = 0,
+): Promise<string> {
+  const deadline = performance.now() + 15_000;
+  while (performance.now() < deadline) {
+    const links = relay.mails.filter((mail) => mail.to.includes(to))
+      .map((mail) => decodedText(mail).match(/https?:\/\/[^/\s]+(\/alerts\/confirm\?\S+)/)?.[1])
+      .filter((link) => link !== undefined);
+    if (links.length > after) return links[links.length - 1]!;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`Timed out waiting for a confirmation link to ${to}`);
+}

@@ -402,10 +402,28 @@ export interface paths {
     get: operations["getSettings"];
     /**
      * Replace the low-balance alert settings
-     * @description An alert goes out once per episode when a debit leaves the balance below the threshold (0 turns alerts off). Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
+     * @description An alert goes out once per episode when a debit leaves the balance below the threshold (0 turns alerts off). A new low_balance_email gets a mail with a confirmation link (valid 48 hours; saving the unconfirmed address again after 10 minutes sends a new one); alerts go there once it is confirmed. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
     put: operations["replaceSettings"];
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/alerts/confirm": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The page of an alert email confirmation link: a button that confirms (changes nothing itself) */
+    get: operations["showAlertEmailConfirmation"];
+    put?: never;
+    /** Confirm an alert email address: alerts go to it from now on */
+    post: operations["confirmAlertEmail"];
     delete?: never;
     options?: never;
     head?: never;
@@ -748,6 +766,8 @@ export interface components {
         secret: string;
       };
       low_balance_email?: string;
+      /** @description With low_balance_email: whether its owner confirmed it from the link mailed to it. Alerts go to the address only once confirmed */
+      low_balance_email_confirmed?: boolean;
     };
     ScopedKey: {
       id: string;
@@ -831,8 +851,10 @@ export interface components {
   parameters: never;
   requestBodies: never;
   headers: {
-    /** @description The request's id (the one sent, when it is 1 to 128 visible ASCII characters), as the service's log shows it */
+    /** @description The X-Request-Id the client sent, echoed when it is 1 to 128 visible ASCII characters (the log keeps it as clientRequestId); otherwise the service's own id, as X-Service-Request-Id */
     RequestId: string;
+    /** @description The service's own id of the request, whatever the client sent: the one its log and a 500's body show, to quote when asking about a call */
+    ServiceRequestId: string;
   };
   pathItems: never;
 }
@@ -851,6 +873,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -872,6 +895,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -882,6 +906,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -906,6 +931,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -927,6 +953,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -942,6 +969,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -953,6 +981,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -968,6 +997,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -983,6 +1013,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -994,6 +1025,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1009,6 +1041,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1026,6 +1059,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1067,6 +1101,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1077,6 +1112,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1088,6 +1124,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1099,6 +1136,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1110,6 +1148,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1121,6 +1160,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1148,6 +1188,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -1162,6 +1203,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1177,6 +1219,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1188,6 +1231,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1203,6 +1247,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1218,6 +1263,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1229,6 +1275,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1244,6 +1291,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1261,6 +1309,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1289,6 +1338,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -1322,6 +1372,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1337,6 +1388,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1348,6 +1400,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1363,6 +1416,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1378,6 +1432,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1389,6 +1444,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1404,6 +1460,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1421,6 +1478,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1455,6 +1513,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -1480,6 +1539,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1495,6 +1555,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1506,6 +1567,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1521,6 +1583,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1536,6 +1599,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1547,6 +1611,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1562,6 +1627,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1579,6 +1645,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1608,6 +1675,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -1624,6 +1692,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1639,6 +1708,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1650,6 +1720,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1665,6 +1736,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1680,6 +1752,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1695,6 +1768,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1706,6 +1780,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1721,6 +1796,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1738,6 +1814,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1781,6 +1858,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -1797,6 +1875,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1814,6 +1893,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1825,6 +1905,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1842,6 +1923,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1859,6 +1941,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1870,6 +1953,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1887,6 +1971,7 @@ export interface operations {
       412: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1904,6 +1989,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1921,6 +2007,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1938,6 +2025,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1957,6 +2045,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -1993,6 +2082,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -2009,6 +2099,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2026,6 +2117,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2037,6 +2129,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2054,6 +2147,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2071,6 +2165,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2088,6 +2183,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2099,6 +2195,7 @@ export interface operations {
       412: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2116,6 +2213,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2133,6 +2231,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2152,6 +2251,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -2193,6 +2293,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -2209,6 +2310,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2226,6 +2328,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2237,6 +2340,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2254,6 +2358,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2271,6 +2376,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2282,6 +2388,7 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2299,6 +2406,7 @@ export interface operations {
       412: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2316,6 +2424,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2333,6 +2442,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2352,6 +2462,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -2376,6 +2487,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -2390,6 +2502,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2405,6 +2518,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2416,6 +2530,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2431,6 +2546,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2446,6 +2562,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2457,6 +2574,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2472,6 +2590,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2489,6 +2608,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -2554,6 +2674,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -2570,6 +2691,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2587,6 +2709,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2598,6 +2721,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2615,6 +2739,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2632,6 +2757,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2643,6 +2769,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2660,6 +2787,7 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2677,6 +2805,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2694,6 +2823,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2711,6 +2841,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2730,6 +2861,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -2757,6 +2889,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -2773,6 +2906,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2790,6 +2924,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2801,6 +2936,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2818,6 +2954,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2835,6 +2972,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2852,6 +2990,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2863,6 +3002,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2880,6 +3020,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2899,6 +3040,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -2926,6 +3068,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -2942,6 +3085,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2959,6 +3103,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -2970,6 +3115,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -2987,6 +3133,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3004,6 +3151,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3021,6 +3169,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3032,6 +3181,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3049,6 +3199,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3068,6 +3219,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -3094,6 +3246,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -3108,6 +3261,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3123,6 +3277,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3134,6 +3289,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3149,6 +3305,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3164,6 +3321,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3179,6 +3337,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3190,6 +3349,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3205,6 +3365,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3222,6 +3383,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -3288,6 +3450,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -3304,6 +3467,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3321,6 +3485,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3332,6 +3497,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3349,6 +3515,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3366,6 +3533,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3383,6 +3551,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3394,6 +3563,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3411,6 +3581,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3428,6 +3599,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3445,6 +3617,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3464,6 +3637,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -3493,6 +3667,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -3509,6 +3684,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3526,6 +3702,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3537,6 +3714,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3554,6 +3732,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3571,6 +3750,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3588,6 +3768,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3599,6 +3780,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3616,6 +3798,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3635,6 +3818,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -3700,6 +3884,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -3716,6 +3901,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3733,6 +3919,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3744,6 +3931,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3761,6 +3949,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3778,6 +3967,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3795,6 +3985,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3806,6 +3997,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3823,6 +4015,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3840,6 +4033,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3857,6 +4051,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3876,6 +4071,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -3905,6 +4101,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -3921,6 +4118,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3938,6 +4136,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -3949,6 +4148,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3966,6 +4166,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -3983,6 +4184,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4000,6 +4202,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4011,6 +4214,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4028,6 +4232,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4047,6 +4252,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -4079,6 +4285,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -4093,6 +4300,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4108,6 +4316,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4119,6 +4328,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4134,6 +4344,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4149,6 +4360,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4164,6 +4376,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4175,6 +4388,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4190,6 +4404,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4207,6 +4422,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -4234,6 +4450,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -4248,6 +4465,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4263,6 +4481,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4274,6 +4493,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4289,6 +4509,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4304,6 +4525,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4319,6 +4541,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4330,6 +4553,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4345,6 +4569,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4362,6 +4587,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -4392,6 +4618,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -4408,6 +4635,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4425,6 +4653,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4436,6 +4665,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4453,6 +4683,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4470,6 +4701,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4487,6 +4719,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4498,6 +4731,7 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4515,6 +4749,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4532,6 +4767,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4551,6 +4787,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -4590,6 +4827,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -4606,6 +4844,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4623,6 +4862,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4634,6 +4874,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4651,6 +4892,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4668,6 +4910,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4685,6 +4928,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4696,6 +4940,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4713,6 +4958,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4730,6 +4976,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4747,6 +4994,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4766,6 +5014,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -4796,6 +5045,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4806,6 +5056,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4817,6 +5068,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4828,6 +5080,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4857,6 +5110,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4867,6 +5121,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4878,6 +5133,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4889,6 +5145,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4900,6 +5157,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4922,6 +5180,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -4936,6 +5195,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4951,6 +5211,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -4962,6 +5223,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4977,6 +5239,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -4992,6 +5255,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5003,6 +5267,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5018,6 +5283,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5035,6 +5301,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -5081,6 +5348,8 @@ export interface operations {
             };
           } | null;
           low_balance_email?: string | null;
+          /** @description Ignored: an address is confirmed only from the link mailed to it */
+          low_balance_email_confirmed?: boolean;
         };
       };
     };
@@ -5089,6 +5358,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -5105,6 +5375,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5122,6 +5393,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5133,6 +5405,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5150,6 +5423,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5167,6 +5441,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5178,6 +5453,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5195,6 +5471,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5212,6 +5489,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5229,6 +5507,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5248,8 +5527,99 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  showAlertEmailConfirmation: {
+    parameters: {
+      query: {
+        /** @description The wallet's hash */
+        wallet: string;
+        /** @description The link's token */
+        token: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description An HTML page with the form */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description A malformed link: a phrase naming the parameter and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  confirmAlertEmail: {
+    parameters: {
+      query: {
+        /** @description The wallet's hash */
+        wallet: string;
+        /** @description The link's token */
+        token: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description `Confirmed: alerts go to <address>` or `Already confirmed` */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description A malformed link: a phrase naming the parameter and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Confirmation link not found or expired`: a wrong token, a link older than 48 hours, or one voided by a change of address or a newer link */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5272,6 +5642,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -5288,6 +5659,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5303,6 +5675,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5314,6 +5687,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5329,6 +5703,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5344,6 +5719,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5355,6 +5731,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5370,6 +5747,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5387,6 +5765,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -5428,6 +5807,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -5457,6 +5837,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5474,6 +5855,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5485,6 +5867,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5502,6 +5885,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5519,6 +5903,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5530,6 +5915,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5547,6 +5933,7 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5564,6 +5951,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5581,6 +5969,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5598,6 +5987,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5617,6 +6007,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -5646,6 +6037,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -5662,6 +6054,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5679,6 +6072,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5690,6 +6084,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5707,6 +6102,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5724,6 +6120,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5741,6 +6138,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5752,6 +6150,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5769,6 +6168,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5788,6 +6188,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -5818,6 +6219,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5830,6 +6232,7 @@ export interface operations {
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content?: never;
@@ -5838,6 +6241,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5848,6 +6252,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5859,6 +6264,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5870,6 +6276,7 @@ export interface operations {
       406: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5880,6 +6287,7 @@ export interface operations {
       408: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5891,6 +6299,7 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5902,6 +6311,7 @@ export interface operations {
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5928,6 +6338,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The balance */
           "X-Balance": number;
           /** @description Always 0 */
@@ -5945,6 +6356,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -5960,6 +6372,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5971,6 +6384,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -5982,6 +6396,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The balance */
           "X-Balance": number;
           /** @description Always 0 */
@@ -5999,6 +6414,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -6028,6 +6444,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The balance */
           "X-Balance": number;
           /** @description Always 0 */
@@ -6045,6 +6462,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -6060,6 +6478,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -6071,6 +6490,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -6082,6 +6502,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The balance */
           "X-Balance": number;
           /** @description Always 0 */
@@ -6099,6 +6520,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
@@ -6123,6 +6545,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -6147,6 +6570,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -6159,6 +6583,7 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {

@@ -20,10 +20,15 @@ export function settingsPanel(session) {
     threshold.value = String(settings.low_balance_threshold);
     email.value = settings.low_balance_email ?? "";
     const hook = settings.low_balance_webhook;
-    webhookNote.textContent = hook
-      ? `Alerts also go to the webhook ${hook.url}. Its header values are hidden here, so change these ` +
-        "settings through PUT /token/settings to keep them."
-      : "No alert webhook: alerts go by email only (0 turns alerts off).";
+    // Alerts go to an email address only once its owner opened the link mailed to it.
+    const unconfirmed = settings.low_balance_email && settings.low_balance_email_confirmed === false
+      ? ` No alert goes to ${settings.low_balance_email} until it is confirmed from the link mailed to it.`
+      : "";
+    webhookNote.textContent =
+      (hook
+        ? `Alerts also go to the webhook ${hook.url}. Its header values are hidden here, so change these ` +
+          "settings through PUT /token/settings to keep them."
+        : "No alert webhook: alerts go by email only (0 turns alerts off).") + unconfirmed;
     save.disabled = hook !== undefined;
     form.hidden = false;
   }

@@ -22,6 +22,8 @@ import { checkMailbox } from "../../webhooks/config/rules.ts";
 import { checkWebhookUrl } from "../../webhooks/url_safety.ts";
 import { newWebhookSecret } from "../../webhooks/signature.ts";
 import type { EmailFormat } from "../../webhooks/payloads.ts";
+import { newDeliveryId, newMessageId } from "../../webhooks/outbox.ts";
+import { randomId } from "../../ids.ts";
 
 const SETTINGS: RouteBilling = { price: 1, endpoint: "token" };
 
@@ -41,6 +43,10 @@ export const SettingsInput = zod.strictObject({
   low_balance_webhook: LowBalanceWebhookInput.nullable().optional(),
   low_balance_email: zod.email("must be an email address").max(254, "must be at most 254 characters")
     .nullable().optional(),
+  // What GET answers may be sent back as is: confirmation is the link's alone, so this is ignored.
+  low_balance_email_confirmed: zod.boolean({ error: "must be a boolean" }).optional().meta({
+    description: "Ignored: an address is confirmed only from the link mailed to it",
+  }),
 }, { error: "must be a JSON object" });
 
 const SettingsView = z.object({
@@ -54,6 +60,10 @@ const SettingsView = z.object({
     secret: z.string().openapi({ description: "Key of the Standard Webhooks signature on alerts" }),
   }).optional(),
   low_balance_email: z.string().optional(),
+  low_balance_email_confirmed: z.boolean().optional().openapi({
+    description: "With low_balance_email: whether its owner confirmed it from the link mailed to it. " +
+      "Alerts go to the address only once confirmed",
+  }),
 }).openapi("CustomerSettings");
 
 const getSettings = billedRoute({
@@ -75,7 +85,9 @@ const putSettings = billedRoute({
   operationId: "replaceSettings",
   summary: "Replace the low-balance alert settings",
   description: "An alert goes out once per episode when a debit leaves the balance below the threshold " +
-    "(0 turns alerts off). " + BILLING_NOTE,
+    "(0 turns alerts off). A new low_balance_email gets a mail with a confirmation link (valid 48 hours; " +
+    "saving the unconfirmed address again after 10 minutes sends a new one); alerts go there once it is " +
+    "confirmed. " + BILLING_NOTE,
   middleware: [requireWallet, billing(SETTINGS)] as const,
   request: { body: documentedJson(SettingsInput, "The whole configuration") },
   responses: {
@@ -135,10 +147,14 @@ export function settingsRoutes(app: OpenAPIHono<AppEnv>) {
       ...(low_balance_webhook ? { webhook: webhookOf(low_balance_webhook) } : {}),
       ...(low_balance_email ? { email: low_balance_email } : {}),
     };
-    const freshSecret = newWebhookSecret();
+    const walletId = c.get("walletId")!;
+    const ids = {
+      freshSecret: newWebhookSecret(),
+      freshLink: { linkId: `lnk_${randomId(20)}`, deliveryId: newDeliveryId(), messageId: newMessageId() },
+    };
     return billed(c, {
-      reads: settingsOf(c.get("walletId")!),
-      decide: ({ reads }) => changeSettings(change, reads.settings, freshSecret),
+      reads: settingsOf(walletId),
+      decide: ({ reads, now }) => changeSettings(change, reads.settings, { walletId, now, ids }),
     });
   });
 }
