@@ -8,6 +8,9 @@ import { PROJECTIONS } from "../../projections/mod.ts";
 import { openTaskDatabase } from "./task_database.ts";
 import { walletFold } from "./replay_fold.ts";
 import { createReplayTables, REPLAY_SCHEMA, type TableDifference } from "./replay_tables.ts";
+import type { DataKeys } from "../secrets/data_keys.ts";
+import { openEvents } from "../secrets/sealer.ts";
+import { openTaskSecrets } from "./task_secrets.ts";
 
 export interface ReplayReport {
   events: number;
@@ -24,6 +27,11 @@ export interface ReplayOptions {
   copy?: boolean;
   /** Events per page read from the log (tests make it small to split wallets across pages). */
   pageSize?: number;
+  /**
+   * Opens sealed fields with the wallets' data keys (the service's events); without it the log is
+   * folded as stored (logs written in clear, by an in-process ledger without a sealer).
+   */
+  keys?: DataKeys;
 }
 
 /** Connections replay needs with COPY: a stream per projection, one reader, one spare. */
@@ -33,7 +41,8 @@ export async function replayProjections(sql: Sql, options: ReplayOptions = {}): 
   const tables = await createReplayTables(sql, PROJECTIONS, { copy: options.copy ?? false });
   const fold = walletFold(PROJECTIONS, (index, row) => tables.add(index, row));
   let events = 0;
-  for await (const page of readEventsByWallet(sql, options.pageSize)) {
+  for await (const stored of readEventsByWallet(sql, options.pageSize)) {
+    const page = options.keys ? await openEvents(options.keys, stored) : stored;
     for (const event of page) fold.apply(event);
     events += page.length;
     await tables.flushFull();
@@ -48,8 +57,9 @@ export async function replayProjections(sql: Sql, options: ReplayOptions = {}): 
 if (import.meta.main) {
   const keep = Deno.args.includes("--keep");
   const db = await openTaskDatabase({ maxConnections: REPLAY_CONNECTIONS });
+  const { keys } = await openTaskSecrets(db);
   const started = performance.now();
-  const report = await replayProjections(db.sql, { keep, copy: !db.embedded });
+  const report = await replayProjections(db.sql, { keep, copy: !db.embedded, keys });
   await db.close();
   const seconds = ((performance.now() - started) / 1000).toFixed(2);
   let differences = 0;

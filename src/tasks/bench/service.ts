@@ -5,6 +5,8 @@ import { BENCH_KEY_PATH, POST_VALUE_BYTES } from "./load.ts";
 import { freePort, sleep } from "./system.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
+/** The master key of the bench's databases (the baseline checkout ignores it). */
+const BENCH_MASTER_KEY = "YmVuY2ggbWFzdGVyIGtleSwgb2YgdGhlIGJlbmNoIDE=";
 export const PAYMENT_SECRET = "bench-payment-secret";
 /** Requests in flight while funding wallets. */
 const FUNDING_CONCURRENCY = 32;
@@ -34,6 +36,7 @@ export async function startService(
       // Funding creates many wallets from one machine: each asks as its own client address.
       TRUST_PROXY: "1",
       PAYMENT_WEBHOOK_SECRET: PAYMENT_SECRET,
+      MASTER_KEY: BENCH_MASTER_KEY,
       ...env,
     },
     stdout: "null",
