@@ -39,7 +39,13 @@ export const REPLAY_CONNECTIONS = PROJECTIONS.length + 2;
 
 export async function replayProjections(sql: Sql, options: ReplayOptions = {}): Promise<ReplayReport> {
   const tables = await createReplayTables(sql, PROJECTIONS, { copy: options.copy ?? false });
-  const fold = walletFold(PROJECTIONS, (index, row) => tables.add(index, row));
+  const erased = new Set(
+    (await sql<{ wallet_id: string }[]>`select wallet_id from wallet_keys where erased_at is not null`)
+      .map((row) => row.wallet_id),
+  );
+  const fold = walletFold(PROJECTIONS, (index, row) => tables.add(index, row), {
+    isErased: (walletId) => erased.has(walletId),
+  });
   let events = 0;
   for await (const stored of readEventsByWallet(sql, options.pageSize)) {
     const page = options.keys ? await openEvents(options.keys, stored) : stored;
