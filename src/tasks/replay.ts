@@ -4,6 +4,7 @@
 // pages and the rebuilt rows are written in batches, so memory does not grow with the log.
 import type { Sql } from "../db/connect.ts";
 import { readEventsByWallet } from "../../events/store.ts";
+import type { StoredEvent } from "../../events/catalogue.ts";
 import { PROJECTIONS } from "../../projections/mod.ts";
 import { openTaskDatabase } from "./task_database.ts";
 import { walletFold } from "./replay_fold.ts";
@@ -37,6 +38,17 @@ export interface ReplayOptions {
 /** Connections replay needs with COPY: a stream per projection, one reader, one spare. */
 export const REPLAY_CONNECTIONS = PROJECTIONS.length + 2;
 
+/** Without the data keys a sealed event would fold "[encrypted]" as its values: refused instead. */
+function refuseSealed(page: StoredEvent[]): StoredEvent[] {
+  const sealed = page.find((event) => typeof (event.data as { _enc?: unknown })._enc === "string");
+  if (sealed) {
+    throw new Error(
+      `Event ${sealed.walletId}/${sealed.version} has sealed fields: replay needs the data keys (options.keys)`,
+    );
+  }
+  return page;
+}
+
 export async function replayProjections(sql: Sql, options: ReplayOptions = {}): Promise<ReplayReport> {
   const tables = await createReplayTables(sql, PROJECTIONS, { copy: options.copy ?? false });
   const erased = new Set(
@@ -48,7 +60,7 @@ export async function replayProjections(sql: Sql, options: ReplayOptions = {}): 
   });
   let events = 0;
   for await (const stored of readEventsByWallet(sql, options.pageSize)) {
-    const page = options.keys ? await openEvents(options.keys, stored) : stored;
+    const page = options.keys ? await openEvents(options.keys, stored) : refuseSealed(stored);
     for (const event of page) fold.apply(event);
     events += page.length;
     await tables.flushFull();
