@@ -29,7 +29,10 @@ const ALLOWED: readonly AllowedStatement[] = [
     reason: "rotation re-wraps every wallet's data key, each row alone",
   },
   { file: "src/tasks/replay.ts", reason: "replay holds the erased wallets' call logs until their erasure" },
-  { file: "src/tasks/seal_history.ts", reason: "the one-off sealing of an old log, every wallet's events in order" },
+  {
+    file: "src/tasks/seal_history.ts",
+    reason: "the one-off sealing of an old log, every wallet's events in order",
+  },
   {
     file: "src/secrets/key_check.ts",
     contains: "from wallet_keys where wrapped_key is not null",
