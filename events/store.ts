@@ -28,10 +28,17 @@ export function stageEvents(
  * The primary key (wallet_id, version) makes a lost update impossible: two writers of one
  * version collide.
  */
-export async function appendStaged(tx: Queryable, events: StoredEvent[]): Promise<void> {
+export async function appendStaged(tx: Queryable, events: StoredEvent[], stored?: unknown[]): Promise<void> {
   if (events.length === 0) return;
-  // One jsonb parameter carries the batch; postgres.js serializes it once.
-  const batch = events.map((e) => ({ w: e.walletId, v: e.version, t: e.type, d: e.data, r: e.recordedAt }));
+  // One jsonb parameter carries the batch; postgres.js serializes it once. `stored`: the data as
+  // sealed (sensitive fields encrypted), in the events' order.
+  const batch = events.map((e, i) => ({
+    w: e.walletId,
+    v: e.version,
+    t: e.type,
+    d: stored ? stored[i] : e.data,
+    r: e.recordedAt,
+  }));
   const rows = await tx<{ wallet_id: string; version: number; position: number }[]>`
     insert into events (wallet_id, version, type, data, recorded_at)
     select x.w, x.v, x.t, x.d, x.r

@@ -11,6 +11,8 @@ export interface PaymentRow {
 
 export const paymentsProjection: Projection<PaymentRow> = {
   table: "payments",
+  // Money: an erased wallet's payments stay, as its balance does.
+  keptWhenErased: true,
   columns: ["wallet_id", "payment_id", "tier", "amount", "paid_at"],
   keyColumns: ["wallet_id", "payment_id"],
   keyOf: (event) => event.type === "CreditsPurchased" ? `${event.walletId}/${event.data.paymentId}` : null,

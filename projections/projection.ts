@@ -25,6 +25,8 @@ export interface Projection<Row> {
   liveFilter?: string;
   /** Whether a deactivated wallet's rows leave this model (CONTRACT section 3). */
   removedWithWallet?: boolean;
+  /** Whether an erased wallet's rows stay in this model (money only); every other model drops them. */
+  keptWhenErased?: boolean;
   /** One row per event, never updated nor read back by a command (call logs). */
   insertOnly?: boolean;
   /**
@@ -36,6 +38,7 @@ export interface Projection<Row> {
 
 /** Whether the event takes all of a wallet's rows out of the projection. */
 export function removesWalletRows(projection: Projection<unknown>, event: StoredEvent): boolean {
+  if (event.type === "WalletErased") return projection.keptWhenErased !== true;
   return event.type === "WalletDeactivated" && projection.removedWithWallet === true;
 }
 

@@ -194,7 +194,7 @@ export const schedulesProjection: Projection<ScheduleRow> = {
 export function foldSchedules(events: StoredEvent[]): Map<string, ScheduleRow> {
   const rows = new Map<string, ScheduleRow>();
   for (const event of events) {
-    if (event.type === "WalletDeactivated") rows.clear();
+    if (event.type === "WalletDeactivated" || event.type === "WalletErased") rows.clear();
     const webhookId = webhookIdOf(event);
     if (webhookId === null) continue;
     const next = evolveSchedule(rows.get(webhookId), event);

@@ -147,6 +147,8 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
     countRefusedMail(next, event.recordedAt);
   }
   if (event.type === "WalletDeactivated") next.deactivated_at = event.recordedAt;
+  // Erased: the token answers 401 as a deactivated one does; the row keeps the balance (the audit).
+  if (event.type === "WalletErased") next.deactivated_at ??= event.recordedAt;
   if (event.type === "LowBalanceSettingsChanged") {
     next.low_balance_threshold = event.data.threshold;
     next.alert_webhook = event.data.webhook !== undefined;
@@ -164,6 +166,8 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
 
 export const walletsProjection: Projection<WalletRow> = {
   table: "wallets",
+  // The balance the audit checks stays after an erasure; the row only turns deactivated.
+  keptWhenErased: true,
   columns: COLUMNS,
   keyColumns: ["wallet_id"],
   keyOf: (event) => event.walletId,

@@ -44,6 +44,9 @@ const ConfigSchema = z.object({
     .max(100_000, "must be at most 100000").default(60),
   UNSAFE_ALLOW_PRIVATE_WEBHOOKS: flag.default(false),
   SERVER_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+  MASTER_KEY: z.string().min(1).optional(),
+  MASTER_KEY_FILE: z.string().min(1).optional(),
+  UNSAFE_MASTER_KEY_IN_DATABASE: flag.default(false),
   LOG_REQUESTS: flag.default(true),
   LEDGER_MAX_BATCH: z.coerce.number().int().min(1).max(1024).default(128),
   LEDGER_VALIDATE_EVENTS: flag.default(false),
@@ -74,6 +77,9 @@ const ConfigSchema = z.object({
   DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(1500),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int("must be whole milliseconds").min(0, "must be at least 0")
     .max(600_000, "must be at most 600000").default(0),
+}).refine((c) => !(c.MASTER_KEY && c.MASTER_KEY_FILE), {
+  path: ["MASTER_KEY_FILE"],
+  message: "must not be set together with MASTER_KEY (one master key, from one place)",
 }).refine((c) => (c.SMTP_TLS_CERT === undefined) === (c.SMTP_TLS_KEY === undefined), {
   path: ["SMTP_TLS_CERT"],
   message: "must be set together with SMTP_TLS_KEY (file paths of the STARTTLS certificate and key)",
@@ -121,6 +127,12 @@ export interface Config {
   unknownTokenLookupsPerMinute: number;
   allowPrivateWebhooks: boolean;
   serverSecret?: string;
+  /** The master key (base64 of 32 bytes) that wraps every wallet's data key. */
+  masterKey?: string;
+  /** A file holding it instead. */
+  masterKeyFile?: string;
+  /** On Postgres without a master key: keep a generated one in the database (warned, unsafe). */
+  unsafeMasterKeyInDatabase: boolean;
   logRequests: boolean;
   /** Most calls that share one ledger transaction; 1 turns group commit off. */
   ledgerMaxBatch: number;
@@ -189,6 +201,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     unknownTokenLookupsPerMinute: c.UNKNOWN_TOKEN_LOOKUPS_PER_MINUTE,
     allowPrivateWebhooks: c.UNSAFE_ALLOW_PRIVATE_WEBHOOKS,
     serverSecret: c.SERVER_SECRET,
+    masterKey: c.MASTER_KEY,
+    masterKeyFile: c.MASTER_KEY_FILE,
+    unsafeMasterKeyInDatabase: c.UNSAFE_MASTER_KEY_IN_DATABASE,
     logRequests: c.LOG_REQUESTS,
     ledgerMaxBatch: c.LEDGER_MAX_BATCH,
     ledgerValidateEvents: c.LEDGER_VALIDATE_EVENTS,

@@ -18,12 +18,19 @@ import { startScheduler } from "./schedules/scheduler.ts";
 import { startSmtpReceiver } from "./email/smtp_server.ts";
 import { describeError, log, logError } from "./log.ts";
 import { BatchStats, STATS_INTERVAL_MS } from "./ledger/batch_stats.ts";
+import { openSecrets } from "./secrets/mod.ts";
 
 const config = loadConfig();
 const db = await openDatabase({ ...databaseOptions(config), connectTimeoutMs: config.databaseTimeoutMs });
 // Past a transaction-mode pooler, over DATABASE_DIRECT_URL.
 const applied = await migrate(db.direct);
 if (applied.length) log("info", "migrations applied", { applied });
+// A missing or wrong master key stops the start here, never a silent empty read later.
+const secrets = await openSecrets(db.sql, config, (message) => log("warn", message)).catch(async (error) => {
+  log("error", "cannot open the master key", { error: describeError(error) });
+  await db.close();
+  Deno.exit(1);
+});
 if (config.allowPrivateWebhooks) {
   log(
     "warn",
@@ -44,6 +51,7 @@ const ledger = createServiceLedger(db.sql, clock, {
   maxBatch: config.ledgerMaxBatch,
   deadlineMs: config.databaseTimeoutMs,
   validateEvents: config.ledgerValidateEvents,
+  sealer: secrets.sealer,
   onDeliveryQueued: () => deliveryWakeUp.wake(),
 });
 const services = { sql: db.sql, ledger, clock, config };

@@ -21,6 +21,7 @@ import { type StoreAttachment, storeAttachments } from "./attachments/store.ts";
 import { type EndScheduleClaim, endScheduleClaims } from "./schedules/claims.ts";
 import { type RecordTokenRequest, recordTokenRequests } from "./wallets/token_requests.ts";
 import { lowBalanceRule } from "./alerts/low_balance.ts";
+import { type EraseWallet, eraseWallets } from "./wallets/erasure.ts";
 
 /** Every effect a command of this service may return. */
 export type ServiceEffect =
@@ -32,7 +33,8 @@ export type ServiceEffect =
   | KeepTestDelivery
   | StoreAttachment
   | EndScheduleClaim
-  | RecordTokenRequest;
+  | RecordTokenRequest
+  | EraseWallet;
 
 type Appliers = { [T in ServiceEffect["type"]]: EffectApplier<Extract<ServiceEffect, { type: T }>> };
 
@@ -54,6 +56,7 @@ export function createServiceLedger(sql: Sql, clock: Clock, options: ServiceLedg
     storeAttachment: storeAttachments,
     endScheduleClaim: endScheduleClaims,
     recordTokenRequest: recordTokenRequests,
+    eraseWallet: eraseWallets(options.sealer),
   };
   return createLedger(sql, clock, {
     ...ledgerOptions,

@@ -45,7 +45,7 @@ Deno.test("HTTP conventions", async (t) => {
       assert.equal(put.status, 405);
       assert.equal(put.text, "Method Not Allowed");
       assert.equal(put.headers.get("allow"), "DELETE, GET, HEAD, POST");
-      assert.equal((await call(svc, "DELETE", "/token", { token })).status, 405);
+      assert.equal((await call(svc, "PUT", "/token", { token })).status, 405);
       assert.equal((await call(svc, "POST", "/recharge", { token })).status, 405);
       const unknown = await call(svc, "GET", "/nowhere", { token });
       assert.deepEqual([unknown.status, unknown.text], [404, "Not Found"]);

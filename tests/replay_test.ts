@@ -73,7 +73,12 @@ Deno.test("replay of a multi-wallet log rebuilds every projection exactly", asyn
     const [{ events }] = await svc.db.sql`select count(*)::int as events from events`;
     for (const copy of WRITERS) {
       await t.step(`${copy ? "COPY" : "jsonb"} writer, pages of 7 events`, async () => {
-        const report = await replayProjections(svc.db.sql, { copy, pageSize: 7, keep: true });
+        const report = await replayProjections(svc.db.sql, {
+          copy,
+          pageSize: 7,
+          keep: true,
+          keys: svc.secrets.keys,
+        });
         assert.equal(report.events, events);
         for (const table of report.tables) {
           assert.deepEqual(
@@ -110,7 +115,7 @@ Deno.test("a tampered projection is still caught, with exact counts and the row 
     await sql`insert into payments values (${kv.wallet_id}, 'pay_forged', '1', 1000000, now())`;
     for (const copy of WRITERS) {
       await t.step(`${copy ? "COPY" : "jsonb"} writer`, async () => {
-        const report = await replayProjections(sql, { copy, pageSize: 5 });
+        const report = await replayProjections(sql, { copy, pageSize: 5, keys: svc.secrets.keys });
         const found = differences(report);
         assert.deepEqual(found.kv_entries, [1, 1], "the changed value: one row on each side");
         assert.deepEqual(found.call_logs, [0, 1], "the deleted entry: replayed only");

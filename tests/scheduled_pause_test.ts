@@ -140,7 +140,7 @@ Deno.test({
 
       await t.step("the audit and the replay are clean", async () => {
         assert.deepEqual((await auditLedger(svc.db.sql)).mismatches, []);
-        const replay = await replayProjections(svc.db.sql);
+        const replay = await replayProjections(svc.db.sql, { keys: svc.secrets.keys });
         for (const table of replay.tables) {
           assert.deepEqual(
             [table.table, table.onlyLive, table.onlyReplayed],

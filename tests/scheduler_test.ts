@@ -582,7 +582,7 @@ Deno.test({
 
       await t.step("replay rebuilds the schedule model exactly; the audit adds up", async () => {
         await outboxDrained(h);
-        const report = await replayProjections(h.svc.db.sql);
+        const report = await replayProjections(h.svc.db.sql, { keys: h.svc.secrets.keys });
         for (const table of report.tables) {
           assert.equal(table.onlyLive + table.onlyReplayed, 0, `${table.table}: ${table.samples.join("; ")}`);
         }

@@ -51,7 +51,7 @@ async function finalState(sim: Simulation) {
     assert.equal(history.n, w.deactivated ? 0 : w.queued, "deliveries in the history");
   }
   assert.deepEqual((await auditLedger(sql)).mismatches, []);
-  const replay = await replayProjections(sql);
+  const replay = await replayProjections(sql, { keys: sim.svc.secrets.keys });
   for (const table of replay.tables) {
     assert.deepEqual(
       [table.table, table.onlyLive, table.onlyReplayed],

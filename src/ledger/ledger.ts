@@ -17,6 +17,7 @@ import type { BatchTiming } from "./batch_stats.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { DatabaseUnavailableError, isDatabaseUnavailable } from "../db/faults.ts";
 import { expireAfter, removeFrom, withDeadline } from "../db/deadline.ts";
+import type { EventSealer } from "../secrets/sealer.ts";
 
 export interface Ledger {
   /** Queued and batched with concurrent calls; charged and logged; answered after its commit. */
@@ -49,6 +50,8 @@ export interface LedgerOptions {
    * the service leaves it off on its hot path; tests turn it on (LEDGER_VALIDATE_EVENTS).
    */
   validateEvents?: boolean;
+  /** Encrypts the events' sensitive fields with their wallets' data keys (none: stored in clear). */
+  sealer?: EventSealer;
 }
 
 export const DEFAULT_LEDGER_OPTIONS = { maxBatch: 128, maxInFlight: 2, maxQueue: 10_000 };
@@ -92,6 +95,7 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
       rules: options.rules ?? [],
       newCallId: options.newCallId ?? (() => randomId(20)),
       validateEvents: options.validateEvents ?? false,
+      sealer: options.sealer,
     },
   };
   const queue: Waiting[] = [];
@@ -149,6 +153,8 @@ async function runBatch(context: Context, batch: Waiting[]): Promise<void> {
   try {
     const commands = batch.map((w) => w.command);
     const started = performance.now();
+    // The data keys are loaded (or made) before the transaction: its locks wait on no key lookup.
+    await setup.sealer?.prepare(commands.map((c) => c.walletId));
     let begun = started;
     let returned = started;
     const { results: decided, writes, dbMs } = await inTransaction(sql, async (tx) => {
@@ -189,12 +195,16 @@ function isDatabaseFault(error: unknown): boolean {
 /** An unbilled command in a transaction of its own, under the wallet's lock. */
 async function appendInTransaction<O, R extends ReadSet>(context: Context, command: UnbilledCommand<O, R>) {
   const { sql, clock, setup } = context;
+  await setup.sealer?.prepare([command.walletId]);
   const { outcome, writes } = await inTransaction(sql, async (tx) => {
     const now = clock.now();
     const reads = new BatchReads([command.reads]);
     const [wallet] = await Promise.all([lockWallet(tx, command.walletId), reads.load(tx, now)]);
     const decision = command.decide({ wallet, reads: reads.valuesOf(command.reads), now });
-    const writes = new PendingWrites(setup.effects, reads, { validate: setup.validateEvents });
+    const writes = new PendingWrites(setup.effects, reads, {
+      validate: setup.validateEvents,
+      sealer: setup.sealer,
+    });
     if (decision.events?.length) writes.stage(command.walletId, wallet, decision.events, now);
     writes.addEffects(decision.effects);
     await writes.flush(tx, now);

@@ -11,6 +11,7 @@ import { INLINE_PROJECTIONS } from "../../projections/mod.ts";
 import { evolveWallet, saveWallets, type WalletRow } from "../../projections/wallets.ts";
 import type { Effect } from "./command.ts";
 import type { BatchReads } from "./reads.ts";
+import type { EventSealer } from "../secrets/sealer.ts";
 
 /** How the module that owns a table applies one type of effect. */
 export interface EffectApplier<E extends Effect = Effect> {
@@ -25,6 +26,8 @@ export type EffectAppliers = Record<string, EffectApplier<any>>;
 export interface StagingOptions {
   /** Check every event against its schema (tests); typed code built them, so the hot path need not. */
   validate: boolean;
+  /** Encrypts the sensitive fields of the events as they are appended (none: stored in clear). */
+  sealer?: EventSealer;
 }
 
 type Row = Record<string, unknown>;
@@ -78,9 +81,13 @@ export class PendingWrites {
 
   /** Writes everything staged: independent statements, sent together (one round trip). */
   async flush(tx: Tx, now: Date): Promise<void> {
+    // The encryption runs while the rows the folds need are read: it adds no round trip.
+    const sealing = this.options.sealer?.seal(this.events);
+    sealing?.catch(() => {});
     const changes = await Promise.all(INLINE_PROJECTIONS.map((p) => this.#changesOf(tx, p)));
+    const stored = await sealing;
     await Promise.all([
-      appendStaged(tx, this.events),
+      appendStaged(tx, this.events, stored),
       saveWallets(tx, [...this.wallets.values()], this.#opened),
       ...INLINE_PROJECTIONS.map((projection, i) => writeRows(tx, projection, changes[i])),
       ...[...this.#effects].map(([type, effects]) => this.appliers[type].apply(tx, effects, now)),

@@ -22,6 +22,7 @@ import { BatchReads, type Read, read, type ReadSet } from "./reads.ts";
 import { type EffectAppliers, PendingWrites } from "./pending_writes.ts";
 import { findUnstorable, isStorable } from "../storable_text.ts";
 import { loggedCallError, loggedCallPath } from "./call_bounds.ts";
+import type { EventSealer } from "../secrets/sealer.ts";
 
 export interface BatchSetup {
   effects: EffectAppliers;
@@ -30,6 +31,8 @@ export interface BatchSetup {
   newCallId(): string;
   /** Check each event against its schema as it is staged (tests; off on the hot path). */
   validateEvents: boolean;
+  /** Encrypts the events' sensitive fields as they are appended (none: in clear). */
+  sealer?: EventSealer;
 }
 
 // deno-lint-ignore no-explicit-any
@@ -93,7 +96,7 @@ export async function runBilledBatch(
     setup,
     wallets,
     reads,
-    writes: new PendingWrites(setup.effects, reads, { validate: setup.validateEvents }),
+    writes: new PendingWrites(setup.effects, reads, { validate: setup.validateEvents, sealer: setup.sealer }),
   };
   const results: (LedgerResult<unknown> | CommandFault)[] = [];
   for (const [i, command] of commands.entries()) {

@@ -2,6 +2,7 @@
 // (made with pg_createcluster on a spare port, removed at the end, on failure and on Ctrl-C too),
 // through CHAOS_ROUNDS rounds (default 5) of: Postgres restarted, Postgres stopped for 20 s, the
 // service killed with SIGKILL and started again. Prints each round's figures and one JSON line.
+import { generateMasterKeyText } from "../secrets/master_key.ts";
 import { freePort } from "../net/free_port.ts";
 import { type Cluster, createCluster } from "./chaos/cluster.ts";
 import { serviceProcess } from "./chaos/service_process.ts";
@@ -57,7 +58,12 @@ try {
   say(`creating a PostgreSQL cluster`);
   cluster = await createCluster();
   say(`cluster ${cluster.name} on port ${cluster.port}`);
-  const databaseEnv = { ...Deno.env.toObject(), DATABASE_URL: cluster.databaseUrl };
+  // The run's own master key: the service refuses Postgres without one; the audit needs none.
+  const databaseEnv = {
+    ...Deno.env.toObject(),
+    DATABASE_URL: cluster.databaseUrl,
+    MASTER_KEY: generateMasterKeyText(),
+  };
   const port = freePort();
   service = serviceProcess(port, {
     ...databaseEnv,

@@ -22,10 +22,13 @@ export interface WalletFold {
 export function walletFold(
   projections: Projection<any>[],
   emit: (index: number, row: Row) => void,
+  options: { isErased?: (walletId: string) => boolean } = {},
 ): WalletFold {
   const states = projections.map(() => new Map<string, Row>());
   const streaming = projections.map(insertOnly);
   let wallet: string | undefined;
+  // An erased wallet's call logs leave with its WalletErased: they are held like any other rows.
+  let erased = false;
 
   function emitChecked(index: number, row: Row) {
     // The invariant that makes folding wallet by wallet equal to folding the log in order.
@@ -50,12 +53,13 @@ export function walletFold(
       if (event.walletId !== wallet) {
         finishWallet();
         wallet = event.walletId;
+        erased = options.isErased?.(wallet) ?? false;
       }
       projections.forEach((projection, index) => {
         if (removesWalletRows(projection, event)) return states[index].clear();
         const key = projection.keyOf(event);
         if (key === null) return;
-        if (streaming[index]) {
+        if (streaming[index] && !erased) {
           const row = projection.evolve(undefined, event);
           if (row !== undefined) emitChecked(index, row);
           return;

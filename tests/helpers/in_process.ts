@@ -10,12 +10,15 @@ import { createApp } from "../../src/http/app.ts";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../src/http/env.ts";
 import { freshDatabase } from "./service.ts";
+import { openSecrets, type Secrets } from "../../src/secrets/mod.ts";
 
 export interface InProcessService {
   /** The app itself, for what only it knows (its routes). */
   app: OpenAPIHono<AppEnv>;
   db: Database;
   ledger: Ledger;
+  /** The master key and data keys the ledger seals events with (replay opens them with `keys`). */
+  secrets: Secrets;
   clock: ReturnType<typeof offsetClock>;
   request(
     method: string,
@@ -44,7 +47,12 @@ export async function inProcessService(
   const db = await openDatabase(databaseOptions(config));
   await migrate(db.direct);
   const clock = offsetClock();
-  const ledger = createServiceLedger(db.sql, clock, { validateEvents: true, ...ledgerOptions });
+  const secrets = await openSecrets(db.sql, config);
+  const ledger = createServiceLedger(db.sql, clock, {
+    validateEvents: true,
+    sealer: secrets.sealer,
+    ...ledgerOptions,
+  });
   const app = createApp({ sql: db.sql, ledger, clock, config });
 
   async function request(
@@ -64,6 +72,7 @@ export async function inProcessService(
     app,
     db,
     ledger,
+    secrets,
     clock,
     request,
     async newToken() {

@@ -44,6 +44,13 @@ export interface Service {
 
 export { freePort };
 
+/**
+ * The master key of every test database on Postgres, where the service refuses to start without one
+ * (the embedded one makes its own in DATA_DIR). Part of the database's environment, so tasks
+ * (replay, erase) and further instances on the database get it too.
+ */
+export const TEST_MASTER_KEY = "dGVzdCBtYXN0ZXIga2V5IG9mIHRoZSB0ZXN0IHN1aXQ=";
+
 export interface FreshDatabase {
   /** The service's database variables. */
   env: Record<string, string>;
@@ -74,8 +81,9 @@ export async function freshDatabase(
         DATABASE_URL: databaseOn(pooler, name),
         DATABASE_DIRECT_URL: direct,
         DATABASE_POOLER: "transaction",
+        MASTER_KEY: TEST_MASTER_KEY,
       }
-      : { DATABASE_URL: direct },
+      : { DATABASE_URL: direct, MASTER_KEY: TEST_MASTER_KEY },
     async drop() {
       const admin = postgres(base, { max: 1, onnotice: () => {} });
       await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
@@ -192,10 +200,11 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
 /** Runs a deno task (audit, replay) against a service's database; the embedded one must be stopped. */
 export async function runTask(
   service: Service,
-  task: "audit" | "replay",
+  task: "audit" | "replay" | "erase" | "rotate-master-key",
   args: string[] = [],
+  extraEnv: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...Deno.env.toObject(), ...service.databaseEnv };
+  const env = { ...Deno.env.toObject(), ...service.databaseEnv, ...extraEnv };
   if (!service.databaseEnv.DATABASE_URL) delete env.DATABASE_URL;
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["task", "-q", task, ...args],

@@ -54,7 +54,11 @@ export interface paths {
      * @description Free, no authentication; one request per client address every 10 seconds.
      */
     post: operations["createToken"];
-    delete?: never;
+    /**
+     * Erase the wallet: its data, keys, webhooks and the token
+     * @description Free. Destroys the wallet's data key, so the sensitive fields of its history can never be read again; deletes its KV entries, webhooks and mailboxes (their schedules stop, their mail is refused with 550), scoped keys, queued deliveries and attachments; the token answers 401 from then on. The credit movements stay (amounts only), so the ledger still adds up. Only the wallet token may do it.
+     */
+    delete: operations["eraseWallet"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1161,6 +1165,169 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  eraseWallet: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat with the same key and wallet within 24 hours gets the first answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither applied nor charged twice; the same key with another method, path or body is `422`. Anything but 1 to 64 printable ASCII characters is a billed `400`. */
+        "idempotency-key"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description What was erased */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description SHA-256 of the token, lowercase hex: the wallet erased */
+            hash: string;
+            /** @description KV entries deleted */
+            kvEntries: number;
+            /** @description Webhooks and mailboxes deleted (their schedules stop) */
+            webhooks: number;
+            /** @description Scoped keys deleted */
+            keys: number;
+            /** @description Stored email attachments deleted */
+            attachments: number;
+          };
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description `true` when this is the answer kept for a repeated Idempotency-Key: the call was not applied or charged again (X-Cost and X-Balance are the first answer's) */
+          "Idempotent-Replayed"?: "true";
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;

@@ -23,12 +23,15 @@ import {
 import { parseWith } from "../validation.ts";
 import { readTextBody } from "../body.ts";
 import { integerParam } from "../integer_pattern.ts";
+import { countsOf, erasure } from "../../wallets/erasure.ts";
+import { answer, jsonReply } from "../reply.ts";
 
 const MAX_FORM_BYTES = 1024;
 const MAX_LOG_ENTRIES = 100;
 
 const TOKEN: RouteBilling = { price: 1, endpoint: "token" };
 const RECHARGE: RouteBilling = { price: 0, endpoint: "token" };
+const ERASE: RouteBilling = { price: 0, endpoint: "token" };
 
 export const NewTokenForm = z.object({
   token: z.literal("new", { error: 'must be "new"' }).openapi({ example: "new" }),
@@ -66,6 +69,29 @@ const LogEntry = z.object({
   keyId: z.string().optional().openapi({
     description: "The scoped key that made the call; absent: the token",
   }),
+});
+
+const WalletErasure = z.object({
+  hash: z.string().openapi({ description: "SHA-256 of the token, lowercase hex: the wallet erased" }),
+  kvEntries: z.number().int().openapi({ description: "KV entries deleted" }),
+  webhooks: z.number().int().openapi({
+    description: "Webhooks and mailboxes deleted (their schedules stop)",
+  }),
+  keys: z.number().int().openapi({ description: "Scoped keys deleted" }),
+  attachments: z.number().int().openapi({ description: "Stored email attachments deleted" }),
+});
+
+const eraseToken = billedRoute({
+  method: "delete",
+  path: "/token",
+  operationId: "eraseWallet",
+  summary: "Erase the wallet: its data, keys, webhooks and the token",
+  description: "Free. Destroys the wallet's data key, so the sensitive fields of its history can never be " +
+    "read again; deletes its KV entries, webhooks and mailboxes (their schedules stop, their mail is refused " +
+    "with 550), scoped keys, queued deliveries and attachments; the token answers 401 from then on. The " +
+    "credit movements stay (amounts only), so the ledger still adds up. Only the wallet token may do it.",
+  middleware: [requireWallet, billing(ERASE)] as const,
+  responses: { ...jsonOk("What was erased", WalletErasure), ...ERROR_RESPONSES },
 });
 
 const createToken = publicRoute({
@@ -148,6 +174,15 @@ export function tokenRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   serve(app, getToken, (c) => billed(c, { decide: ({ wallet }) => walletInfo(wallet, TOKEN.price) }));
+
+  serve(app, eraseToken, async (c) => {
+    const walletId = c.get("walletId")!;
+    // Read just before: a write racing the erasure may be missed by the counts, never by the erasure.
+    const counts = await countsOf(c.get("services").sql, walletId);
+    return billed(c, {
+      decide: () => answer(jsonReply(200, { hash: walletId, ...counts }), erasure(walletId, "owner", counts)),
+    });
+  });
 
   serve(app, recharge, (c) => {
     const { amount = "1" } = c.req.valid("query");

@@ -1,5 +1,6 @@
 // The offline measures: audit and replay speed and peak memory over a seeded ledger, and the
 // retention sweep's cost as the call-log table grows.
+import { generateMasterKeyText } from "../../secrets/master_key.ts";
 import type { Sql } from "../../db/connect.ts";
 import { migrate } from "../../db/migrate.ts";
 import { CALL_LOG_PARTITIONING, sweepExpiredCallLogs } from "../../../projections/call_logs.ts";
@@ -28,6 +29,9 @@ async function taskCommand(task: string): Promise<string[]> {
   return line.split(/\s+/).slice(1);
 }
 
+/** The seeded database's master key: replay refuses Postgres without one. */
+const OFFLINE_MASTER_KEY = generateMasterKeyText();
+
 /** How often the task's peak memory is read while it runs. */
 const RSS_SAMPLE_MS = 50;
 
@@ -44,7 +48,8 @@ export async function timeTask(
   const child = new Deno.Command(Deno.execPath(), {
     args: await taskCommand(task),
     cwd: ROOT,
-    env: { DATABASE_URL: databaseUrl },
+    // Replay opens the master key at start (the seeded log is in clear: no data key is used).
+    env: { DATABASE_URL: databaseUrl, MASTER_KEY: OFFLINE_MASTER_KEY },
     stdout: "piped",
     stderr: "piped",
   }).spawn();

@@ -7,6 +7,8 @@ import { BENCH_KEY_PATH, POST_VALUE_BYTES } from "./load.ts";
 import { freePort, sleep } from "./system.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
+/** The master key of the bench's databases (the baseline checkout ignores it). */
+const BENCH_MASTER_KEY = "YmVuY2ggbWFzdGVyIGtleSwgb2YgdGhlIGJlbmNoIDE=";
 export const PAYMENT_SECRET = "bench-payment-secret";
 /** Requests in flight while funding wallets. */
 const FUNDING_CONCURRENCY = 32;
@@ -61,6 +63,7 @@ export async function startService(
       HOSTNAME: "127.0.0.1",
       SMTP_PORT: String(freePort()),
       PAYMENT_WEBHOOK_SECRET: PAYMENT_SECRET,
+      MASTER_KEY: BENCH_MASTER_KEY,
       ...(options.funding ? { TRUST_PROXY: "1" } : {}),
       ...env,
     },

@@ -1,6 +1,7 @@
 // The service instances of `deno task cluster`: separate processes on one database, each with its
 // own HTTP and SMTP port, run with the systemd unit's command line and the deployment's environment
 // file (src/deploy/), the database and ports of this run put in.
+import { generateMasterKeyText } from "../../secrets/master_key.ts";
 import { type ServiceProcess, serviceProcess } from "../chaos/service_process.ts";
 import { freePort } from "../bench/system.ts";
 import { instanceEnvironment, serviceCommand } from "./deploy_files.ts";
@@ -21,6 +22,9 @@ export interface InstanceOptions {
   paymentSecret: string;
 }
 
+/** Every instance of the run shares one master key, as a deployment's would (one secret). */
+const CLUSTER_MASTER_KEY = generateMasterKeyText();
+
 export async function startInstances(count: number, options: InstanceOptions): Promise<Instance[]> {
   const { args } = await serviceCommand();
   const deployed = await instanceEnvironment();
@@ -31,6 +35,7 @@ export async function startInstances(count: number, options: InstanceOptions): P
       ...Deno.env.toObject(),
       ...deployed,
       DATABASE_URL: options.databaseUrl,
+      MASTER_KEY: CLUSTER_MASTER_KEY,
       PUBLIC_URL: options.publicUrl,
       SMTP_PORT: String(smtpPort),
       LOG_REQUESTS: "0",

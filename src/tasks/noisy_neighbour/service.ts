@@ -1,6 +1,7 @@
 // The service as the README's command runs it: `deno run` with the flags of deno.json's `serve`
 // task, default configuration, and only the variables the measurement needs (listed with why),
 // nothing inherited from the caller's environment that could change its configuration.
+import { generateMasterKeyText } from "../../secrets/master_key.ts";
 import { freePort } from "../bench/system.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
@@ -68,6 +69,8 @@ function tail(stream: ReadableStream<Uint8Array>, into: Uint8Array[]) {
   })().catch(() => {});
 }
 
+const NOISY_MASTER_KEY = generateMasterKeyText();
+
 export async function startNoisyService(
   options: { databaseUrl: string; paymentSecret: string },
 ): Promise<NoisyService> {
@@ -86,6 +89,11 @@ export async function startNoisyService(
       name: "UNSAFE_ALLOW_PRIVATE_WEBHOOKS",
       value: "1",
       why: "deliveries go to the task's local receivers (http://127.0.0.1)",
+    },
+    {
+      name: "MASTER_KEY",
+      value: NOISY_MASTER_KEY,
+      why: "the service refuses Postgres without a master key for the wallets' data keys",
     },
     {
       name: "TRUST_PROXY",
