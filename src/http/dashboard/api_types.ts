@@ -1192,6 +1192,7 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance": number;
           /** @description Credits this call was charged */
@@ -1219,6 +1220,7 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1236,6 +1238,7 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1247,6 +1250,7 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1264,6 +1268,7 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1281,6 +1286,7 @@ export interface operations {
       405: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           [name: string]: unknown;
         };
         content: {
@@ -1292,6 +1298,7 @@ export interface operations {
       422: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1309,6 +1316,7 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description The wallet's balance after the call */
           "X-Balance"?: number;
           /** @description Credits this call was charged */
@@ -1328,6 +1336,7 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
           /** @description Seconds to wait before trying again */
           "Retry-After": number;
           [name: string]: unknown;
