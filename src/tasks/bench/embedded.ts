@@ -1,13 +1,12 @@
 // The memory of the embedded default (issue 22): `deno task serve` as a user runs it, without
 // DATABASE_URL, on a new data directory; the service process's resident memory (VmRSS, the deno
 // process the task runner starts, not the runner) once it answers, and after 1,000 billed calls.
-import { signStripePayload } from "../../payments/stripe_signature.ts";
+import { expectOk, fundedToken, PAYMENT_SECRET } from "./service.ts";
 import { freePort, sleep } from "./system.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 /** Issue 22's target: resident memory after start and 1,000 billed calls. */
 export const EMBEDDED_RSS_TARGET_MB = 300;
-const PAYMENT_SECRET = "bench-embedded-payment-secret";
 const START_TIMEOUT_MS = 120_000;
 
 export interface EmbeddedMemory {
@@ -62,37 +61,6 @@ function userEnvironment(): Record<string, string> {
     }
   }
   return kept;
-}
-
-async function expectOk(res: Response, what: string): Promise<string> {
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${what} answered ${res.status}: ${text}`);
-  return text;
-}
-
-/** A new wallet with 1,000,000 credits bought, through the service's own API. */
-async function fundedToken(url: string): Promise<string> {
-  const token = await expectOk(
-    await fetch(`${url}/token`, { method: "POST", body: new URLSearchParams({ token: "new" }) }),
-    "POST /token",
-  );
-  const body = JSON.stringify({
-    id: `evt_embedded_${crypto.randomUUID()}`,
-    type: "checkout.session.completed",
-    data: { object: { client_reference_id: token, payment_status: "paid", metadata: { tier: "1" } } },
-  });
-  await expectOk(
-    await fetch(`${url}/payments/webhook`, {
-      method: "POST",
-      body,
-      headers: {
-        "content-type": "application/json",
-        "stripe-signature": await signStripePayload(body, PAYMENT_SECRET, new Date()),
-      },
-    }),
-    "POST /payments/webhook",
-  );
-  return token;
 }
 
 /** Half writes (POST /kv), half reads (GET /kv) of 50 keys, one after the other, each billed 1. */

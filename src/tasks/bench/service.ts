@@ -96,20 +96,23 @@ export async function startService(
   };
 }
 
-async function expectOk(res: Response, what: string): Promise<string> {
+/** The answer's text, or an error naming the request and the status when it is not a 2xx. */
+export async function expectOk(res: Response, what: string): Promise<string> {
   const text = await res.text();
   if (!res.ok) throw new Error(`${what} answered ${res.status}: ${text}`);
   return text;
 }
 
-/** One wallet: a new token, a purchase of 1,000,000 credits, and the key the GETs read. */
-async function fundOne(url: string, index: number): Promise<string> {
-  const address = `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`;
+/**
+ * A new token with 1,000,000 credits bought through the payment webhook (the service must run with
+ * PAYMENT_WEBHOOK_SECRET = PAYMENT_SECRET); `address` names the client when the service trusts a proxy.
+ */
+export async function fundedToken(url: string, address?: string): Promise<string> {
   const token = await expectOk(
     await fetch(`${url}/token`, {
       method: "POST",
       body: new URLSearchParams({ token: "new" }),
-      headers: { "x-forwarded-for": address },
+      headers: address ? { "x-forwarded-for": address } : {},
     }),
     "POST /token",
   );
@@ -129,6 +132,12 @@ async function fundOne(url: string, index: number): Promise<string> {
     }),
     "POST /payments/webhook",
   );
+  return token;
+}
+
+/** One wallet: a funded token from its own client address, and the key the GETs read. */
+async function fundOne(url: string, index: number): Promise<string> {
+  const token = await fundedToken(url, `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`);
   await expectOk(
     await fetch(`${url}${BENCH_KEY_PATH}`, {
       method: "POST",
