@@ -2,11 +2,12 @@
 // stored wrapped by the master key in wallet_keys, kept unwrapped in a bounded in-memory cache.
 // An erased wallet's row has no key: its sealed fields read as erased, and no new key is made.
 import type { Queryable, Sql } from "../db/connect.ts";
-import { importAesKey, openBytes, sealBytes } from "./aes_gcm.ts";
+import { openBytes, sealBytes } from "./aes_gcm.ts";
+import { FieldCipher } from "./field_cipher.ts";
 import { type MasterKey, MasterKeyError } from "./master_key.ts";
 
 /** A wallet's key; null: erased; absent from a result: the wallet has none (and none was made). */
-export type DataKey = CryptoKey | null;
+export type DataKey = FieldCipher | null;
 
 export const DEFAULT_KEY_CACHE = 10_000;
 
@@ -68,7 +69,7 @@ export class DataKeys {
     const rows = await this.sql<KeyRow[]>`
       select wallet_id, wrapped_key, master_key_id from wallet_keys where wallet_id = any(${missing})`;
     await Promise.all(rows.map(async (row) => {
-      const key = row.wrapped_key === null ? null : await importAesKey(await unwrapDataKey(this.master, row));
+      const key = row.wrapped_key === null ? null : new FieldCipher(await unwrapDataKey(this.master, row));
       this.#remember(row.wallet_id, key);
       found.set(row.wallet_id, key);
     }));

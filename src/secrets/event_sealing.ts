@@ -4,7 +4,6 @@
 // field stay in clear. A wallet whose key is destroyed reads "[erased]" in those places.
 import { type EventType, SENSITIVE_PATHS, type StoredEvent } from "../../events/catalogue.ts";
 import { pathSteps, type Pointer, pointersOf, valueAt, withValueAt } from "../../events/sensitivity.ts";
-import { openText, sealText } from "./aes_gcm.ts";
 import type { DataKey } from "./data_keys.ts";
 
 export const ENCRYPTED = "[encrypted]";
@@ -34,13 +33,13 @@ function replaced(data: EventData, pointers: Pointer[], value: unknown): EventDa
  * The data to store for an event: unchanged without sensitive fields; with them, sealed with the
  * wallet's key, or (an erased wallet, key null) with them erased.
  */
-export async function sealEventData(event: StoredEvent, key: DataKey): Promise<unknown> {
+export function sealEventData(event: StoredEvent, key: DataKey): unknown {
   const data = event.data as EventData;
   const pointers = pointersIn(event.type, data);
   if (pointers.length === 0) return data;
   if (key === null) return replaced(data, pointers, ERASED);
   const pairs = pointers.map((pointer) => [pointer, valueAt(data, pointer)]);
-  const sealed = await sealText(key, JSON.stringify(pairs), contextOf(event));
+  const sealed = key.seal(JSON.stringify(pairs), contextOf(event));
   return { ...replaced(data, pointers, ENCRYPTED), _enc: VERSION + sealed };
 }
 
@@ -48,14 +47,14 @@ export async function sealEventData(event: StoredEvent, key: DataKey): Promise<u
  * An event as read from the log, its sealed fields opened with the wallet's key; without a key
  * (erased, or undefined: none) they read "[erased]". Events written in clear come back as they are.
  */
-export async function openEvent(event: StoredEvent, key: DataKey | undefined): Promise<StoredEvent> {
+export function openEvent(event: StoredEvent, key: DataKey | undefined): StoredEvent {
   const { _enc, ...data } = event.data as EventData;
   if (typeof _enc !== "string") return event;
   if (!key) return { ...event, data: replaced(data, pointersIn(event.type, data), ERASED) } as StoredEvent;
   if (!_enc.startsWith(VERSION)) {
     throw new Error(`Unknown sealed field version in event "${contextOf(event)}"`);
   }
-  const pairs = JSON.parse(await openText(key, _enc.slice(VERSION.length), contextOf(event))) as [
+  const pairs = JSON.parse(key.open(_enc.slice(VERSION.length), contextOf(event))) as [
     Pointer,
     unknown,
   ][];

@@ -22,7 +22,7 @@ export function createEventSealer(keys: DataKeys): EventSealer {
     async seal(events) {
       if (events.length === 0) return [];
       const found = await keys.keysFor(events.map((e) => e.walletId), { create: true });
-      return await Promise.all(events.map((e) => sealEventData(e, found.get(e.walletId) ?? null)));
+      return events.map((e) => sealEventData(e, found.get(e.walletId) ?? null));
     },
     forget: (walletId) => keys.forget(walletId),
   };
@@ -31,5 +31,5 @@ export function createEventSealer(keys: DataKeys): EventSealer {
 /** A page of the log with its sealed fields opened (erased wallets' read "[erased]"). */
 export async function openEvents(keys: DataKeys, events: StoredEvent[]): Promise<StoredEvent[]> {
   const found = await keys.keysFor(events.map((e) => e.walletId), { create: false });
-  return await Promise.all(events.map((e) => openEvent(e, found.get(e.walletId))));
+  return events.map((e) => openEvent(e, found.get(e.walletId)));
 }

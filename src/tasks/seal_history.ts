@@ -36,12 +36,12 @@ export async function sealHistory(sql: Sql, keys: DataKeys): Promise<number> {
     if (rows.length === 0) return sealed;
     after = rows[rows.length - 1];
     const found = await keys.keysFor(rows.map((r) => r.wallet_id), { create: true });
-    const data = await Promise.all(rows.map((row) =>
+    const data = rows.map((row) =>
       sealEventData(
         { walletId: row.wallet_id, version: row.version, type: row.type, data: row.data } as StoredEvent,
         found.get(row.wallet_id) ?? null,
       )
-    ));
+    );
     const changed = rows.flatMap((row, i) =>
       // An erased wallet's fields already read "[erased]" after a first run: nothing to rewrite.
       JSON.stringify(data[i]) === JSON.stringify(row.data)
