@@ -167,3 +167,45 @@ Deno.test("the CPU readers count up: the machine's busy time within all of it, t
   const after = machineCpuSeconds();
   assert.ok(after.busy - before.busy >= 0.2 && after.all > before.all);
 });
+
+Deno.test("against a baseline commit the cost is one minus the median of the per-round POST ratios", () => {
+  // POST runs at half the GET rate given: 800 req/s here.
+  const rounds = [0.9, 0.8, 0.95].map((share) =>
+    round(1600, 1000, { baselineGet: run(1600, 500), baselinePost: run(800 / share, 500) })
+  );
+  const { lines, json } = verdict(figures(rounds));
+  assert.deepEqual(json.versus_baseline.postRounds, [0.9, 0.8, 0.95]);
+  assert.equal(json.versus_baseline.post, 0.9);
+  assert.equal(json.versus_baseline.postCost, 0.1);
+  assert.ok(lines.some((l) => /POST costs 10% \(issue 23's encryption target: at most 10%, met\)/.test(l)));
+  const worse = verdict(figures(rounds.map((r) => ({ ...r, baselinePost: run(1000, 500) }))));
+  assert.equal(worse.json.versus_baseline.postCost, 0.2);
+  assert.ok(worse.lines.some((l) => /POST costs 20% .*missed\)/.test(l)));
+});
+
+Deno.test("the erase line holds the wall time against the 5 s target and what the erasure left", () => {
+  const run = {
+    events: 100_000,
+    kvEntries: 24_999,
+    callLogs: 74_999,
+    seconds: 4.2,
+    taskSeconds: 3.9,
+    rowsLeft: 0,
+    eventsKept: 100_001,
+    otherRowsKept: true,
+    auditClean: true,
+  };
+  const lines = summarize({ machine: "m", seconds: 10, rounds: 3, wallets: 10, profile: false, erase: run });
+  const json = JSON.parse(lines.at(-1)!);
+  assert.ok(lines.some((l) => /100,000 events .* in 4\.20 s .*target < 5 s met/.test(l)), lines.join("\n"));
+  assert.deepEqual([json.erase.seconds, json.erase.target], [4.2, 5]);
+  const slow = summarize({
+    machine: "m",
+    seconds: 10,
+    rounds: 3,
+    wallets: 10,
+    profile: false,
+    erase: { ...run, seconds: 5 },
+  });
+  assert.ok(slow.some((l) => /target < 5 s missed/.test(l)));
+});

@@ -20,9 +20,10 @@ import { startService } from "./bench/service.ts";
 import { budgetLines, type LogBudget, measureLogBudget } from "./noisy_neighbour/log_budget.ts";
 import { largeDatabaseMeasure, largeJson, largeLines } from "./bench/large_database.ts";
 import { embeddedLines, measureEmbeddedMemory } from "./bench/embedded.ts";
+import { eraseLines, measureErase } from "./bench/erase.ts";
 
 /** The parts of the bench; BENCH_ONLY picks some (comma-separated). */
-const PARTS = ["load", "ledger", "sweep", "budget", "embedded", "large"] as const;
+const PARTS = ["load", "ledger", "sweep", "budget", "erase", "embedded", "large"] as const;
 type Part = typeof PARTS[number];
 /** Without BENCH_ONLY: all but `large`, which needs tens of GB of disk and most of an hour. */
 const DEFAULT_PARTS = PARTS.filter((part) => part !== "large");
@@ -148,6 +149,10 @@ async function main() {
     if (config.parts.has("ledger")) figures.ledger = await ledgerMeasures(cluster);
     if (config.parts.has("sweep")) figures.sweep = await sweepMeasure(cluster);
     if (config.parts.has("budget")) figures.budget = await budgetMeasure(cluster);
+    if (config.parts.has("erase")) {
+      figures.erase = await measureErase(cluster);
+      for (const line of eraseLines(figures.erase)) log(line);
+    }
     const large = config.parts.has("large") ? await largeDatabaseMeasure(cluster, config) : undefined;
     if (config.parts.has("embedded")) {
       figures.embedded = await measureEmbeddedMemory();

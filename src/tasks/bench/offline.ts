@@ -22,7 +22,7 @@ export interface TaskRun {
 }
 
 /** The task's command line from deno.json, run directly so that its pid is the task itself. */
-async function taskCommand(task: string): Promise<string[]> {
+export async function taskCommand(task: string): Promise<string[]> {
   const config = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
   const line: string | undefined = config.tasks?.[task];
   if (!line?.startsWith("deno run ")) throw new Error(`Task "${task}" in deno.json is not a "deno run" line`);

@@ -6,6 +6,7 @@ import type { RunResult } from "./load.ts";
 import type { LogBudget } from "../noisy_neighbour/log_budget.ts";
 import type { BatchSummary } from "../../ledger/batch_stats.ts";
 import { embeddedLines, type EmbeddedMemory } from "./embedded.ts";
+import { ERASE_TARGET_SECONDS, eraseLines, type EraseRun } from "./erase.ts";
 
 export interface BenchFigures {
   machine: string;
@@ -18,6 +19,7 @@ export interface BenchFigures {
   sweep?: SweepPoint[];
   budget?: LogBudget;
   embedded?: EmbeddedMemory;
+  erase?: EraseRun;
 }
 
 export function median(values: number[]): number {
@@ -158,6 +160,35 @@ function hotOf(hot: LoadFigures["hot"]) {
 
 type Json = Record<string, unknown>;
 
+/** Issue 23's target: encryption costs at most this share of billed POST /kv throughput. */
+export const ENCRYPTION_COST_TARGET = 0.1;
+
+/**
+ * What this commit costs against the baseline commit, paired within each round (the two services
+ * ran minutes apart, in turning order): the median of the per-round throughput ratios.
+ */
+function baselineCostLine(rounds: Round[], json: Json): string {
+  const ratios = (side: "get" | "post") => {
+    const other = side === "get" ? "baselineGet" : "baselinePost";
+    return rounds.map((r) => round(r[side].rate / r[other]!.rate, 3));
+  };
+  const [get, post] = [ratios("get"), ratios("post")];
+  const cost = round(1 - median(post), 3);
+  const verdict = cost <= ENCRYPTION_COST_TARGET ? "met" : "missed";
+  json.versus_baseline = {
+    get: median(get),
+    post: median(post),
+    getRounds: get,
+    postRounds: post,
+    postCost: cost,
+  };
+  return `this commit against the baseline, paired within each round: GET throughput ${median(get)} ` +
+    `(rounds ${get.join(", ")}), POST ${median(post)} (rounds ${post.join(", ")}); POST costs ` +
+    `${round(cost * 100, 1)}% (issue 23's encryption target: at most ${
+      ENCRYPTION_COST_TARGET * 100
+    }%, ${verdict})`;
+}
+
 function loadLines(load: LoadFigures, wallets: number, json: Json): string[] {
   const lines: string[] = [];
   const sides = { get: sideOf(load.rounds, "get"), post: sideOf(load.rounds, "post") };
@@ -198,6 +229,7 @@ function loadLines(load: LoadFigures, wallets: number, json: Json): string[] {
         `${post.p99Ms} ms, CPU ${post.serviceCpuUs} µs)`,
     );
     json.baseline = { get, post };
+    lines.push(baselineCostLine(load.rounds, json));
   }
   if (load.rounds[0]?.pooledGet) {
     const [get, post] = [sideOf(load.rounds, "pooledGet"), sideOf(load.rounds, "pooledPost")];
@@ -273,6 +305,10 @@ export function summarize(figures: BenchFigures): string[] {
   if (figures.embedded) {
     json.embedded = { ...figures.embedded };
     lines.push(...embeddedLines(figures.embedded));
+  }
+  if (figures.erase) {
+    json.erase = { ...figures.erase, target: ERASE_TARGET_SECONDS };
+    lines.push(...eraseLines(figures.erase));
   }
   lines.push(JSON.stringify(json));
   return lines;
