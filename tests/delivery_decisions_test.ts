@@ -93,3 +93,17 @@ Deno.test("a lost claim records the attempt only; a deleted target abandons only
   })]);
   assert.deepEqual(decideUnbilled(opened, record(delivery(2), undefined)).events, undefined);
 });
+
+Deno.test("an attempt in flight when its wallet was erased leaves nothing: its rows stay gone", () => {
+  const erased = [
+    ...opened,
+    newEvent("WalletErased", { by: "owner", kvEntries: 0, webhooks: 1, keys: 0, attachments: 0 }),
+  ];
+  for (const result of [failed, { ok: true, status: 200, latencyMs: 5 } as AttemptResult, undefined]) {
+    const after = decideUnbilled(erased, record(delivery(1), result), { overrides: { held: undefined } });
+    assert.deepEqual([after.events, after.effects], [undefined, undefined]);
+  }
+  const deactivated = [...opened, newEvent("WalletDeactivated", { lastUsedAt: new Date(0).toISOString() })];
+  const lost = decideUnbilled(deactivated, record(delivery(1), failed), { overrides: { held: undefined } });
+  assert.equal(lost.events, undefined);
+});

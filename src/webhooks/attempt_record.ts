@@ -3,7 +3,7 @@
 // DeliveryAttempted (a call-log entry, moving no credits), DeliveryAbandoned when it gives up, what
 // the endpoint's health adds (endpoint_health.ts), and the row rescheduled, held or finished with
 // the body sent and the answer kept. An attempt made after the claim was lost is still a fact;
-// only the holder of the claim moves the row.
+// only the holder of the claim moves the row. An erased wallet's lost claim leaves nothing.
 import { type NewEvent, newEvent } from "../../events/catalogue.ts";
 import type { Effect, UnbilledCommand } from "../ledger/command.ts";
 import { read } from "../ledger/reads.ts";
@@ -131,6 +131,9 @@ export function recordAttempt(facts: AttemptFacts): UnbilledCommand<void, Reads>
     decide(state) {
       const { wallet, reads, now } = state;
       const held = reads.held === true;
+      // The claim was lost to an erasure (or a deactivation): the wallet's rows are gone and stay
+      // gone, so an attempt that was in flight then leaves no call-log or history row behind.
+      if (!held && wallet?.deactivated_at) return { outcome: undefined };
       if (!result) {
         if (!held) return { outcome: undefined };
         const complete: CompleteDelivery = { type: "completeDelivery", claim };
