@@ -180,6 +180,9 @@ export function report(layout: Layout): string {
   }
   lines.push("", `Folder loops (strongly connected rooms): ${layout.loops.length}`);
   for (const loop of layout.loops) lines.push(`  ${loop.length} rooms: ${loop.join(", ")}`);
+  lines.push(
+    `  ${layout.twoWay.length} two-way pairs: ${layout.twoWay.map((pair) => pair.join(" <-> ")).join(", ")}`,
+  );
   const folders = [...layout.entries].sort(([a], [b]) => (a < b ? -1 : 1));
   lines.push("", "Entry points (files imported from outside their folder: importing files):");
   for (const [room, entries] of folders) {

@@ -46,6 +46,8 @@ export interface Layout {
   backUp: Arrow[];
   /** The strongly connected sets of rooms (more than one room each). */
   loops: string[][];
+  /** The pairs of rooms that import each other: the shortest loops. */
+  twoWay: [string, string][];
   /** Per folder: its files imported from outside it, the most imported first. */
   entries: Map<string, EntryPoint[]>;
   /** Arrows that close a loop and are not allowed: back up, or between rooms of one floor. */
@@ -95,6 +97,10 @@ export function layoutOf(files: string[], imports: FileImport[], rules: LayoutRu
     loopMembers.set(componentOf.get(name)!, [...loopMembers.get(componentOf.get(name)!) ?? [], name]);
   }
   const loops = [...loopMembers.values()].filter((members) => members.length > 1);
+  const twoWay = arrows.filter((arrow) =>
+    arrow.from < arrow.to && arrowsByKey.has(`${arrow.to}\n${arrow.from}`)
+  )
+    .map((arrow): [string, string] => [arrow.from, arrow.to]);
   const inLoop = (arrow: Arrow) => componentOf.get(arrow.from) === componentOf.get(arrow.to);
 
   const backUp = arrows.filter((arrow) => floorOf(arrow.from) < floorOf(arrow.to));
@@ -116,6 +122,7 @@ export function layoutOf(files: string[], imports: FileImport[], rules: LayoutRu
     arrows,
     backUp,
     loops,
+    twoWay,
     entries: entryPoints(files, imports),
     newLoopArrows: [...upAndNew, ...levelLoops],
     staleAllowed,
