@@ -97,21 +97,15 @@ export function layoutOf(files: string[], imports: FileImport[], rules: LayoutRu
     loopMembers.set(componentOf.get(name)!, [...loopMembers.get(componentOf.get(name)!) ?? [], name]);
   }
   const loops = [...loopMembers.values()].filter((members) => members.length > 1);
-  const twoWay = arrows.filter((arrow) =>
-    arrow.from < arrow.to && arrowsByKey.has(`${arrow.to}\n${arrow.from}`)
-  )
+  const twoWay = arrows
+    .filter((arrow) => arrow.from < arrow.to && arrowsByKey.has(`${arrow.to}\n${arrow.from}`))
     .map((arrow): [string, string] => [arrow.from, arrow.to]);
   const inLoop = (arrow: Arrow) => componentOf.get(arrow.from) === componentOf.get(arrow.to);
 
   const backUp = arrows.filter((arrow) => floorOf(arrow.from) < floorOf(arrow.to));
   const allowed = new Set(rules.allowed.map(([from, to]) => `${from}\n${to}`));
   const upAndNew = backUp.filter((arrow) => inLoop(arrow) && !allowed.has(`${arrow.from}\n${arrow.to}`));
-  // A loop within one floor has no arrow back up: it shows as a loop of the same-floor arrows alone.
-  const level = arrows.filter((arrow) => floorOf(arrow.from) === floorOf(arrow.to));
-  const levelTargets = new Map(names.map((name) => [name, [] as string[]]));
-  for (const arrow of level) levelTargets.get(arrow.from)!.push(arrow.to);
-  const levelComponent = stronglyConnected(names, levelTargets);
-  const levelLoops = level.filter((arrow) => levelComponent.get(arrow.from) === levelComponent.get(arrow.to));
+  const levelLoops = loopsWithinFloors(names, arrows, floorOf);
   const staleAllowed = rules.allowed.filter(([from, to]) => {
     const arrow = arrowsByKey.get(`${from}\n${to}`);
     return !arrow || !inLoop(arrow);
@@ -127,6 +121,15 @@ export function layoutOf(files: string[], imports: FileImport[], rules: LayoutRu
     newLoopArrows: [...upAndNew, ...levelLoops],
     staleAllowed,
   };
+}
+
+/** The arrows of loops within one floor: such a loop has no arrow back up to show it. */
+function loopsWithinFloors(names: string[], arrows: Arrow[], floorOf: (room: string) => number): Arrow[] {
+  const level = arrows.filter((arrow) => floorOf(arrow.from) === floorOf(arrow.to));
+  const targets = new Map(names.map((name) => [name, [] as string[]]));
+  for (const arrow of level) targets.get(arrow.from)!.push(arrow.to);
+  const componentOf = stronglyConnected(names, targets);
+  return level.filter((arrow) => componentOf.get(arrow.from) === componentOf.get(arrow.to));
 }
 
 /** Tarjan's algorithm: the component number of each node. */
