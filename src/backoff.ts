@@ -7,6 +7,8 @@ import { describeError, log, logError } from "./log.ts";
 
 /** The longest a loop waits between two tries during an outage: recovery is noticed within it. */
 export const MAX_BACKOFF_MS = 4_000;
+/** The normal pace of the polling loops (the scheduler, the delivery worker) when nothing wakes them. */
+export const DEFAULT_POLL_MS = 500;
 
 export interface Backoff {
   /** How long to wait before the next run: `normalMs`, unless the database is out. */

@@ -2,6 +2,7 @@
 // start and kept in service_settings, so every instance and every restart signs alike.
 import type { Sql } from "./db/connect.ts";
 import { randomId } from "./ids.ts";
+import { cachedPromise } from "./promise_cache.ts";
 
 const SETTING = "server_secret";
 const loaded = new WeakMap<Sql, Promise<string>>();
@@ -9,14 +10,8 @@ const loaded = new WeakMap<Sql, Promise<string>>();
 /** The server secret of the database behind `sql`, read once per connection pool. */
 export function serverSecretFor(sql: Sql, configured: string | undefined): Promise<string> {
   if (configured !== undefined) return Promise.resolve(configured);
-  let secret = loaded.get(sql);
-  if (!secret) {
-    secret = loadOrCreate(sql);
-    loaded.set(sql, secret);
-    // A failed read (database down) is tried again by the next caller.
-    secret.catch(() => loaded.delete(sql));
-  }
-  return secret;
+  // A failed read (database down) is tried again by the next caller.
+  return cachedPromise(loaded, sql, () => loadOrCreate(sql));
 }
 
 async function loadOrCreate(sql: Sql): Promise<string> {

@@ -4,7 +4,7 @@
 // queued end the delivery. The confirmation mail of an address (email_confirmation.ts) goes here too.
 import type { Sql } from "../db/connect.ts";
 import { findWalletSettings } from "../../projections/wallet_settings.ts";
-import type { AttemptResult, DeliveryChannel } from "../webhooks/delivery_channel.ts";
+import { type AttemptResult, type DeliveryChannel, renderFailure } from "../webhooks/delivery_channel.ts";
 import type { ClaimedDelivery } from "../webhooks/outbox.ts";
 import { type LinkSigning, signedPost } from "../webhooks/deliver.ts";
 import type { EmailFormat } from "../webhooks/payloads.ts";
@@ -20,7 +20,6 @@ import {
   renderAlert,
 } from "./format.ts";
 import type { AlertMailer } from "./mailer.ts";
-import { describeError } from "../log.ts";
 import {
   CONFIRM_PATH,
   CONFIRMATION_EMAIL_PATH,
@@ -66,12 +65,7 @@ export function alertChannel(options: AlertChannelOptions): DeliveryChannel {
         const format = { ...webhook, format: (webhook.format || undefined) as EmailFormat | undefined };
         body = JSON.stringify(renderAlert(alert, format, at));
       } catch (error) {
-        return {
-          ok: false,
-          latencyMs: 0,
-          retryable: false,
-          error: `cannot render payload: ${describeError(error)}`,
-        };
+        return renderFailure(error);
       }
       const result = await signedPost(
         { url: webhook.url, headers: webhook.headers, secret: settings.alert_secret },

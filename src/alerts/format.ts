@@ -1,8 +1,8 @@
-// The body of an alert: the raw payload, a custom template filled from it, or the chat formats of
-// mailbox webhooks, fed a short notice written as an email. Low-balance alerts and endpoint-health
-// alerts (endpoint_alert.ts) alike.
-import type { EmailPayload, FormatSettings } from "../webhooks/payloads.ts";
-import { renderEmail } from "../webhooks/formats/mod.ts";
+// The body of an alert: the raw payload, a custom template filled from it, or a chat message from
+// the service (its subject and text) in one of the chat formats mailbox webhooks use. Low-balance
+// alerts and endpoint-health alerts (endpoint_alert.ts) alike.
+import type { FormatSettings } from "../webhooks/payloads.ts";
+import { type ChatMessage, renderChat } from "../webhooks/formats/mod.ts";
 import { renderTemplate } from "../webhooks/formats/custom_template.ts";
 import { SERVICE_NAME } from "../service_info.ts";
 import { LowBalancePayload } from "./low_balance.ts";
@@ -50,18 +50,17 @@ function noticeId(alert: AlertPayload): string {
 export function renderAlert(alert: AlertPayload, settings: FormatSettings, now: Date): unknown {
   if (!settings.format) return alert.payload;
   if (settings.format === "custom") return renderTemplate(settings.template ?? {}, { ...alert.payload });
-  const notice: EmailPayload = {
-    externalMessageId: noticeId(alert),
-    receivedAt: now.toISOString(),
+  return renderChat(alertMessage(alert, now), settings.format, settings.options ?? {});
+}
+
+/** An alert as the chat formats show it: a message from the service, sent `now`. */
+function alertMessage(alert: AlertPayload, now: Date): ChatMessage {
+  return {
+    id: noticeId(alert),
+    at: now.toISOString(),
     from: { email: "", name: SERVICE_NAME },
-    to: { hash: alert.payload.token_hash },
-    webhookId: alert.kind === "endpoint" ? HEALTH_ALERT_WEBHOOK_PATH : ALERT_WEBHOOK_PATH,
-    recipient: "",
-    cc: [],
     subject: alertSubject(alert),
     text: alertText(alert),
-    html: "",
     attachments: [],
   };
-  return renderEmail(notice, settings);
 }

@@ -5,6 +5,7 @@ import { messageTooLarge, smtpError, type SmtpReply, TEMPORARY_FAILURE } from ".
 import type { ReceivedMessage } from "./accept.ts";
 import { senderAddress } from "./sender_address.ts";
 import { logError } from "../log.ts";
+import { concat } from "../bytes.ts";
 
 export interface DataHandling {
   maxMessageBytes: number;
@@ -60,14 +61,4 @@ export function receiveMessage(
       });
     handling.started(session.id, work);
   });
-}
-
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  const raw = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    raw.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return raw;
 }

@@ -7,6 +7,7 @@ import type { AppEnv } from "./env.ts";
 import { errorResponse } from "./errors.ts";
 import { CLOSE_CONNECTION, InputRefused } from "./input_refused.ts";
 import { isStorable, UNSTORABLE_RULE } from "../storable_text.ts";
+import { concat } from "../bytes.ts";
 
 /** No route takes more: the server refuses a larger body before any route runs. */
 export const MAX_REQUEST_BODY_BYTES = 256 * 1024;
@@ -98,15 +99,4 @@ export const refuseOversizedBody: MiddlewareHandler<AppEnv> = async (c, next) =>
 /** Hono keeps promises of the body there, whatever its type declaration says. */
 function bodyCacheOf(c: Context<AppEnv>): Record<string, Promise<unknown>> {
   return c.req.bodyCache as unknown as Record<string, Promise<unknown>>;
-}
-
-/** One fresh buffer: its ArrayBuffer holds exactly the body, nothing of the chunks' buffers. */
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }

@@ -18,7 +18,7 @@ import { claimDueRuns, releaseClaim, type ScheduleClaim, sweepExpiredClaims } fr
 import { fireRunCommand, type RunOutcome, skipMissedRunsCommand } from "./commands.ts";
 import { isMissed } from "./plan.ts";
 import { logError } from "../log.ts";
-import { createBackoff } from "../backoff.ts";
+import { createBackoff, DEFAULT_POLL_MS } from "../backoff.ts";
 
 export type { RunOutcome };
 
@@ -43,7 +43,6 @@ export interface Scheduler {
 
 export type PassSummary = Record<RunOutcome, number>;
 
-export const DEFAULT_POLL_MS = 500;
 const DEFAULT_BATCH_SIZE = 200;
 const DEFAULT_LEASE_MS = 30_000;
 /** Batches one pass takes at most before it yields to the next tick. */

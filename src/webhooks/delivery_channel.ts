@@ -3,6 +3,7 @@
 // mail through the relay, whose reply code is then the status).
 import type { PostResult } from "./http_post.ts";
 import type { ClaimedDelivery, DeliveryKind } from "./outbox.ts";
+import { describeError } from "../log.ts";
 
 /**
  * A receiver's answer to one send: `status` is its reply code, when it answered; `sentBody` the
@@ -18,3 +19,13 @@ export interface DeliveryChannel {
 }
 
 export type DeliveryChannels = Record<DeliveryKind, DeliveryChannel>;
+
+/** The answer when a body cannot be rendered: nothing was sent, and a retry would not render it either. */
+export function renderFailure(error: unknown): AttemptResult {
+  return {
+    ok: false,
+    latencyMs: 0,
+    retryable: false,
+    error: `cannot render payload: ${describeError(error)}`,
+  };
+}

@@ -26,7 +26,7 @@ import { recordAttempt } from "./attempt_record.ts";
 import type { HealthRules } from "./endpoint_health.ts";
 import { DEFAULT_SLOTS, type DeliverySlots, slotsInUse } from "./delivery_slots.ts";
 import { logError } from "../log.ts";
-import { createBackoff } from "../backoff.ts";
+import { createBackoff, DEFAULT_POLL_MS } from "../backoff.ts";
 
 export interface DeliveryWorkerOptions {
   sql: Sql;
@@ -56,7 +56,6 @@ export interface DeliveryWorker {
   stop(): Promise<void>;
 }
 
-export const DEFAULT_POLL_MS = 500;
 const DEFAULT_LEASE_MS = 60_000;
 /** Endpoints one claim looks at beyond the free slots and the endpoints at their share. */
 const WALK_SLACK = 4;

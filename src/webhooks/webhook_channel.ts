@@ -2,9 +2,8 @@
 // format, one signed POST. A webhook deleted since the delivery was queued ends the delivery.
 import type { Sql } from "../db/connect.ts";
 import { findWebhook } from "../../projections/webhooks.ts";
-import type { DeliveryChannel } from "./delivery_channel.ts";
+import { type DeliveryChannel, renderFailure } from "./delivery_channel.ts";
 import { type LinkSigning, renderDeliveryBody, signedPost } from "./deliver.ts";
-import { describeError } from "../log.ts";
 
 export interface WebhookChannelOptions {
   sql: Sql;
@@ -25,13 +24,7 @@ export function webhookChannel(options: WebhookChannelOptions): DeliveryChannel 
       try {
         body = await renderDeliveryBody(webhook, delivery, options.signing, at);
       } catch (error) {
-        // A payload the format cannot render will not render on a retry either.
-        return {
-          ok: false,
-          latencyMs: 0,
-          retryable: false,
-          error: `cannot render payload: ${describeError(error)}`,
-        };
+        return renderFailure(error);
       }
       const result = await signedPost(webhook, body, {
         messageId: delivery.messageId,

@@ -6,6 +6,7 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { errorResponse } from "../errors.ts";
 import { errorResponseDoc, publicRoute, serve } from "../openapi.ts";
+import { cachedPromise } from "../../promise_cache.ts";
 
 const DASHBOARD_DIR = new URL("../dashboard/", import.meta.url);
 const OPENAPI_FETCH = "openapi-fetch.js";
@@ -51,13 +52,7 @@ async function readFile(name: string): Promise<string> {
 /** Read once, on first use, and kept: the files are part of the release. */
 const cache = new Map<string, Promise<string>>();
 function fileText(name: string): Promise<string> {
-  let text = cache.get(name);
-  if (!text) {
-    text = readFile(name);
-    cache.set(name, text);
-    text.catch(() => cache.delete(name));
-  }
-  return text;
+  return cachedPromise(cache, name, () => readFile(name));
 }
 
 async function fileResponse(name: string): Promise<Response> {

@@ -1,6 +1,7 @@
-// The Discord webhook body for an inbound email: one markdown `content` (CONTRACT section 7).
+// The Discord webhook body for a chat message (an inbound email, an alert): one markdown
+// `content` (CONTRACT section 7).
 
-import type { EmailPayload } from "../payloads.ts";
+import type { ChatMessage } from "./chat_message.ts";
 import { cut, oneLine, senderLine } from "./text.ts";
 
 /** The JSON body POSTed to a Discord webhook. */
@@ -17,11 +18,11 @@ const MAX_SUBJECT = 200;
 const SENDER = { escape: escapeMarkdown, maxName: 80, maxEmail: 254 };
 
 /** `**<subject>**\nFrom: <name> <<email>>\n\n<text>` with mentions switched off. */
-export function discordMessage(payload: EmailPayload, text: string): DiscordMessage {
-  const subject = escapeMarkdown(cut(oneLine(payload.subject) || "(no subject)", MAX_SUBJECT));
-  const header = `**${subject}**\nFrom: ${senderLine(payload.from, SENDER)}\n\n`;
+export function discordMessage(message: ChatMessage): DiscordMessage {
+  const subject = escapeMarkdown(cut(oneLine(message.subject) || "(no subject)", MAX_SUBJECT));
+  const header = `**${subject}**\nFrom: ${senderLine(message.from, SENDER)}\n\n`;
   return {
-    content: header + cut(text, MAX_CONTENT - header.length),
+    content: header + cut(message.text, MAX_CONTENT - header.length),
     // `parse: []` makes `@everyone`, `@here` and role or user mentions in an email inert text.
     allowed_mentions: { parse: [] },
   };

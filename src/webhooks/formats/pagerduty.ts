@@ -1,8 +1,8 @@
-// The PagerDuty Events API v2 trigger for an inbound email (CONTRACT section 7,
-// notes/webhooks.md section 3.5).
+// The PagerDuty Events API v2 trigger for a chat message, an inbound email or an alert
+// (CONTRACT section 7, notes/webhooks.md section 3.5).
 
-import type { EmailPayload } from "../payloads.ts";
 import { cut, oneLine } from "./text.ts";
+import type { ChatMessage } from "./chat_message.ts";
 
 export const PAGERDUTY_SEVERITIES = ["critical", "error", "warning", "info"] as const;
 export type PagerDutySeverity = typeof PAGERDUTY_SEVERITIES[number];
@@ -37,29 +37,25 @@ const MAX_SOURCE = 255;
 const MAX_FROM_NAME = 256;
 
 /** A trigger event: the subject as summary, the sender as source, the text in custom details. */
-export function pagerDutyEvent(
-  payload: EmailPayload,
-  text: string,
-  options: PagerDutyOptions,
-): PagerDutyEvent {
+export function pagerDutyEvent(message: ChatMessage, options: PagerDutyOptions): PagerDutyEvent {
   // The edge requires `routing_key` for `pagerduty` (CONTRACT section 6); reaching here without one is a bug.
   if (options.routing_key === undefined || options.routing_key === "") {
     throw new Error('Missing option "routing_key" for the pagerduty format');
   }
-  const { externalMessageId, receivedAt } = payload;
+  const { id, at } = message;
   // Both are optional for PagerDuty, and an empty value would be refused: leave them out instead
   // (PagerDuty then makes its own dedup key and uses the time it received the event). The dedup key
   // is cut without an ellipsis: it is an identifier, not text for people.
   return {
     routing_key: options.routing_key,
     event_action: "trigger",
-    ...(externalMessageId === "" ? {} : { dedup_key: cut(externalMessageId, MAX_DEDUP_KEY, "") }),
+    ...(id === "" ? {} : { dedup_key: cut(id, MAX_DEDUP_KEY, "") }),
     payload: {
-      summary: cut(oneLine(payload.subject) || "(no subject)", MAX_SUMMARY),
-      source: cut(payload.from.email, MAX_SOURCE) || "unknown",
+      summary: cut(oneLine(message.subject) || "(no subject)", MAX_SUMMARY),
+      source: cut(message.from.email, MAX_SOURCE) || "unknown",
       severity: severity(options.severity),
-      ...(receivedAt === "" ? {} : { timestamp: receivedAt }),
-      custom_details: { text: cut(text, MAX_TEXT), from_name: cut(payload.from.name, MAX_FROM_NAME) },
+      ...(at === "" ? {} : { timestamp: at }),
+      custom_details: { text: cut(message.text, MAX_TEXT), from_name: cut(message.from.name, MAX_FROM_NAME) },
     },
   };
 }

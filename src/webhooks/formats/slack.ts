@@ -1,6 +1,7 @@
-// The Slack incoming-webhook body for an inbound email: one mrkdwn `text` (CONTRACT section 7).
+// The Slack incoming-webhook body for a chat message (an inbound email, an alert): one mrkdwn
+// `text` (CONTRACT section 7).
 
-import type { EmailPayload } from "../payloads.ts";
+import type { ChatMessage } from "./chat_message.ts";
 import { cutEscaped, escapeEntities, oneLine, senderLine } from "./text.ts";
 
 /** The JSON body POSTed to a Slack incoming webhook. */
@@ -17,9 +18,10 @@ const MAX_SUBJECT = 1_000;
 const SENDER = { escape: escapeEntities, maxName: 256, maxEmail: 320 };
 
 /** `*<subject>*\nFrom: <name> <<email>>\n\n<text>` with every email-provided part escaped. */
-export function slackMessage(payload: EmailPayload, text: string): SlackMessage {
-  const subject = cutEscaped(escapeEntities(oneLine(payload.subject) || "(no subject)"), MAX_SUBJECT);
-  const header = `*${subject}*\nFrom: ${senderLine(payload.from, SENDER)}\n\n`;
+export function slackMessage(message: ChatMessage): SlackMessage {
+  const { text } = message;
+  const subject = cutEscaped(escapeEntities(oneLine(message.subject) || "(no subject)"), MAX_SUBJECT);
+  const header = `*${subject}*\nFrom: ${senderLine(message.from, SENDER)}\n\n`;
   const budget = MAX_TEXT - header.length;
   // Escaping only lengthens text, so the first `budget + 1` units are enough to decide the cut.
   return { text: header + cutEscaped(escapeEntities(text.slice(0, budget + 1)), budget) };

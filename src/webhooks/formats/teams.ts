@@ -1,7 +1,8 @@
-// The Microsoft Teams Workflows body for an inbound email: an Adaptive Card message
-// (CONTRACT section 7, notes/webhooks.md section 3.3).
+// The Microsoft Teams Workflows body for a chat message (an inbound email, an alert): an Adaptive
+// Card message (CONTRACT section 7, notes/webhooks.md section 3.3).
 
-import type { AttachmentLink, EmailPayload } from "../payloads.ts";
+import type { AttachmentLink } from "../payloads.ts";
+import type { ChatMessage } from "./chat_message.ts";
 import { cut, ELLIPSIS, oneLine, senderLine } from "./text.ts";
 
 /** The JSON body POSTed to a Teams Workflows webhook. */
@@ -14,7 +15,7 @@ export interface TeamsMessage {
   }];
 }
 
-/** The subset of Adaptive Card 1.2 the email card uses. */
+/** The subset of Adaptive Card 1.2 the card uses. */
 export interface AdaptiveCard {
   $schema: "http://adaptivecards.io/schemas/adaptive-card.json";
   type: "AdaptiveCard";
@@ -37,13 +38,13 @@ const MAX_ATTACHMENTS = 500;
 const encoder = new TextEncoder();
 
 /** An Adaptive Card with the subject, a From (and Attachments) fact set and the text. */
-export function teamsMessage(payload: EmailPayload, text: string): TeamsMessage {
-  const facts = [{ title: "From", value: senderLine(payload.from, SENDER) }];
-  if (payload.attachments.length > 0) {
-    facts.push({ title: "Attachments", value: cut(attachmentList(payload.attachments), MAX_ATTACHMENTS) });
+export function teamsMessage(message: ChatMessage): TeamsMessage {
+  const facts = [{ title: "From", value: senderLine(message.from, SENDER) }];
+  if (message.attachments.length > 0) {
+    facts.push({ title: "Attachments", value: cut(attachmentList(message.attachments), MAX_ATTACHMENTS) });
   }
   const textBlock: AdaptiveCardElement = { type: "TextBlock", text: "", wrap: true };
-  const message: TeamsMessage = {
+  const card: TeamsMessage = {
     type: "message",
     attachments: [{
       contentType: "application/vnd.microsoft.card.adaptive",
@@ -55,7 +56,7 @@ export function teamsMessage(payload: EmailPayload, text: string): TeamsMessage 
         body: [
           {
             type: "TextBlock",
-            text: cut(oneLine(payload.subject) || "(no subject)", MAX_SUBJECT),
+            text: cut(oneLine(message.subject) || "(no subject)", MAX_SUBJECT),
             weight: "Bolder",
             size: "Medium",
             wrap: true,
@@ -67,8 +68,8 @@ export function teamsMessage(payload: EmailPayload, text: string): TeamsMessage 
     }],
   };
   // Measure the card with an empty text, then give the text what is left of the byte budget.
-  textBlock.text = cutToJsonBytes(text, MAX_BODY_BYTES - jsonBytes(message));
-  return message;
+  textBlock.text = cutToJsonBytes(message.text, MAX_BODY_BYTES - jsonBytes(card));
+  return card;
 }
 
 function attachmentList(attachments: AttachmentLink[]): string {

@@ -1,9 +1,9 @@
-// The Telegram Bot API `sendMessage` body for an inbound email, in Telegram's HTML parse mode
-// (CONTRACT section 7, notes/webhooks.md section 3.4).
+// The Telegram Bot API `sendMessage` body for a chat message (an inbound email, an alert), in
+// Telegram's HTML parse mode (CONTRACT section 7, notes/webhooks.md section 3.4).
 
-import type { EmailPayload } from "../payloads.ts";
 import { codePointLength } from "../../text_bounds.ts";
 import { cutCodePointsMarked, escapeEntities, oneLine, senderLine } from "./text.ts";
+import type { ChatMessage } from "./chat_message.ts";
 
 /** The JSON body POSTed to Telegram's `sendMessage`. */
 export interface TelegramMessage {
@@ -27,19 +27,15 @@ const MAX_SUBJECT = 1_000;
 const SENDER = { maxName: 256, maxEmail: 320 };
 
 /** `<b>subject</b>\nFrom: name &lt;email&gt;\n\ntext`, HTML-escaped, 4096 characters shown at most. */
-export function telegramMessage(
-  payload: EmailPayload,
-  text: string,
-  options: TelegramOptions,
-): TelegramMessage {
+export function telegramMessage(message: ChatMessage, options: TelegramOptions): TelegramMessage {
   // The edge requires `chat_id` for `telegram` (CONTRACT section 6); reaching here without one is a bug.
   if (options.chat_id === undefined || options.chat_id === "") {
     throw new Error('Missing option "chat_id" for the telegram format');
   }
-  const subject = cutCodePointsMarked(oneLine(payload.subject) || "(no subject)", MAX_SUBJECT);
-  const from = senderLine(payload.from, SENDER);
+  const subject = cutCodePointsMarked(oneLine(message.subject) || "(no subject)", MAX_SUBJECT);
+  const from = senderLine(message.from, SENDER);
   const shownHeader = `${subject}\nFrom: ${from}\n\n`;
-  const body = cutCodePointsMarked(text, MAX_TEXT - codePointLength(shownHeader));
+  const body = cutCodePointsMarked(message.text, MAX_TEXT - codePointLength(shownHeader));
   return {
     chat_id: chatId(options.chat_id),
     // Every cut is made before escaping, so no entity is split; the only tag is the header's bold.
