@@ -14,7 +14,6 @@ export const USAGE_TYPES = [
   "scheduled",
   "payment",
 ] as const;
-export type UsageType = typeof USAGE_TYPES[number];
 
 /** The most days a report covers; the read loads this many, the route picks its own range. */
 export const MAX_USAGE_DAYS = 90;

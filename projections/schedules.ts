@@ -209,17 +209,6 @@ export async function insertScheduleIfMissing(tx: Queryable, row: ScheduleRow): 
   await tx`insert into schedules ${tx(row, ...COLUMNS)} on conflict (wallet_id, webhook_id) do nothing`;
 }
 
-/** One webhook's schedule, or undefined (a mailbox webhook, or none). */
-export async function findSchedule(
-  sql: Queryable,
-  walletId: string,
-  webhookId: string,
-): Promise<ScheduleRow | undefined> {
-  const [row] = await sql<ScheduleRow[]>`
-    select * from schedules where wallet_id = ${walletId} and webhook_id = ${webhookId}`;
-  return row;
-}
-
 export interface ScheduleKey {
   walletId: string;
   webhookId: string;
@@ -237,13 +226,6 @@ async function loadSchedules(sql: Queryable, keys: ScheduleKey[], lock: boolean)
   return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.webhook_id]), row]));
 }
 
-/** One schedule as a ledger read. */
-export const scheduleRead = rowRead<ScheduleKey, ScheduleRow>(schedulesProjection, {
-  name: "schedule",
-  id: scheduleId,
-  load: (sql, keys) => loadSchedules(sql, keys, false),
-});
-
 /**
  * One schedule as a ledger read that locks its row for the rest of the transaction: a run's
  * transaction takes it before it ends its claim, the order in which a claim takes them too, so the
@@ -254,12 +236,6 @@ export const lockedScheduleRead = rowRead<ScheduleKey, ScheduleRow>(schedulesPro
   id: scheduleId,
   load: (sql, keys) => loadSchedules(sql, keys, true),
 });
-
-/** A wallet's schedules by webhook id. */
-export async function listSchedules(sql: Queryable, walletId: string): Promise<Map<string, ScheduleRow>> {
-  const rows = await sql<ScheduleRow[]>`select * from schedules where wallet_id = ${walletId}`;
-  return new Map(rows.map((row) => [row.webhook_id, row]));
-}
 
 /**
  * Wallets with a scheduled webhook that has no schedule row: webhooks scheduled before this model
