@@ -4,7 +4,8 @@
 // events (each carries the plan after it) and the attempts of run deliveries (success or failure).
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
-import { type Projection, type ReadKind, rowRead } from "./projection.ts";
+import { defineProjection, type ReadKind, rowRead } from "./projection.ts";
+import { touchedWebhookRow, type WebhookKey, webhookKeyRow } from "./webhooks.ts";
 import type { WebhookConfigData } from "../src/webhooks/config/event_data.ts";
 import { nextRunAt } from "../src/schedules/cron.ts";
 
@@ -175,20 +176,16 @@ function webhookIdOf(event: StoredEvent): string | null {
   return null;
 }
 
-export const schedulesProjection: Projection<ScheduleRow> = {
+export const schedulesProjection = defineProjection<ScheduleRow>({
   table: "schedules",
   columns: COLUMNS,
   keyColumns: ["wallet_id", "webhook_id"],
-  keyOf(event) {
-    const webhookId = webhookIdOf(event);
-    return webhookId === null ? null : JSON.stringify([event.walletId, webhookId]);
-  },
+  keyRow: (event) => touchedWebhookRow(event.walletId, webhookIdOf(event)),
   evolve: evolveSchedule,
-  keyRow: (event) => ({ wallet_id: event.walletId, webhook_id: webhookIdOf(event)! }),
   readsPrevious: true,
   // A deactivated wallet's webhooks are gone (CONTRACT section 3), and so are their runs.
   removedWithWallet: true,
-};
+});
 
 /** Folds a wallet's events into its schedule rows, by webhook id (rebuilding rows the table lacks). */
 export function foldSchedules(events: StoredEvent[]): Map<string, ScheduleRow> {
@@ -209,32 +206,21 @@ export async function insertScheduleIfMissing(tx: Queryable, row: ScheduleRow): 
   await tx`insert into schedules ${tx(row, ...COLUMNS)} on conflict (wallet_id, webhook_id) do nothing`;
 }
 
-export interface ScheduleKey {
-  walletId: string;
-  webhookId: string;
-}
-
-const scheduleId = ({ walletId, webhookId }: ScheduleKey) => JSON.stringify([walletId, webhookId]);
-
-async function loadSchedules(sql: Queryable, keys: ScheduleKey[], lock: boolean) {
-  const rows = await sql<ScheduleRow[]>`
-    select s.* from unnest(${keys.map((k) => k.walletId)}::text[], ${
-    keys.map((k) => k.webhookId)
-  }::text[]) as x(w, h)
-    cross join lateral (select * from schedules e where e.wallet_id = x.w and e.webhook_id = x.h
-                        ${lock ? sql`for update` : sql``}) s`;
-  return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.webhook_id]), row]));
-}
-
 /**
  * One schedule as a ledger read that locks its row for the rest of the transaction: a run's
  * transaction takes it before it ends its claim, the order in which a claim takes them too, so the
  * two never deadlock, and no instance claims the planned time meanwhile.
  */
-export const lockedScheduleRead = rowRead<ScheduleKey, ScheduleRow>(schedulesProjection, {
+export const lockedScheduleRead = rowRead<WebhookKey, ScheduleRow>(schedulesProjection, {
   name: "locked schedule",
-  id: scheduleId,
-  load: (sql, keys) => loadSchedules(sql, keys, true),
+  keyRow: webhookKeyRow,
+  async load(sql, keys) {
+    return await sql<ScheduleRow[]>`
+      select s.* from unnest(${keys.map((k) => k.walletId)}::text[], ${
+      keys.map((k) => k.webhookId)
+    }::text[]) as x(w, h)
+      cross join lateral (select * from schedules e where e.wallet_id = x.w and e.webhook_id = x.h for update) s`;
+  },
 });
 
 /**

@@ -3,7 +3,7 @@
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 import { creditChange } from "../events/money.ts";
-import type { Projection } from "./projection.ts";
+import { defineProjection } from "./projection.ts";
 import { updateRows, writeRows } from "./projection_sql.ts";
 
 export interface WalletRow {
@@ -164,17 +164,16 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
   return next;
 }
 
-export const walletsProjection: Projection<WalletRow> = {
+export const walletsProjection = defineProjection<WalletRow>({
   table: "wallets",
   // The balance the audit checks stays after an erasure; the row only turns deactivated.
   keptWhenErased: true,
   columns: COLUMNS,
   keyColumns: ["wallet_id"],
-  keyOf: (event) => event.walletId,
-  evolve: evolveWallet,
   keyRow: (event) => ({ wallet_id: event.walletId }),
+  evolve: evolveWallet,
   readsPrevious: true,
-};
+});
 
 /**
  * Writes many wallet rows at the end of a ledger batch: one UPDATE for the rows the batch found (and

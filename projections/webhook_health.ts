@@ -4,7 +4,8 @@
 // webhook events, the attempts of its email and scheduled deliveries, its refused runs (a wallet
 // that cannot pay fails the run) and its recovers; a success ends a streak and its episode.
 import type { StoredEvent } from "../events/catalogue.ts";
-import { type Projection, type ReadKind, rowRead } from "./projection.ts";
+import { defineProjection, type ReadKind, rowRead } from "./projection.ts";
+import { touchedWebhookRow, type WebhookKey, webhookKeyRow } from "./webhooks.ts";
 
 export interface WebhookHealthRow {
   wallet_id: string;
@@ -131,35 +132,25 @@ export function evolveHealth(
   return current;
 }
 
-export const webhookHealthProjection: Projection<WebhookHealthRow> = {
+export const webhookHealthProjection = defineProjection<WebhookHealthRow>({
   table: "webhook_health",
   columns: COLUMNS,
   keyColumns: ["wallet_id", "webhook_id"],
-  keyOf(event) {
-    const webhookId = webhookIdOf(event);
-    return webhookId === null ? null : JSON.stringify([event.walletId, webhookId]);
-  },
+  keyRow: (event) => touchedWebhookRow(event.walletId, webhookIdOf(event)),
   evolve: evolveHealth,
-  keyRow: (event) => ({ wallet_id: event.walletId, webhook_id: webhookIdOf(event)! }),
   readsPrevious: true,
   // A deactivated wallet's webhooks are gone (CONTRACT section 3).
   removedWithWallet: true,
-};
-
-export interface HealthKey {
-  walletId: string;
-  webhookId: string;
-}
+});
 
 /** One webhook's health as a ledger read (no row: a webhook from before the model, healthy). */
-export const webhookHealthRead = rowRead<HealthKey, WebhookHealthRow>(webhookHealthProjection, {
+export const webhookHealthRead = rowRead<WebhookKey, WebhookHealthRow>(webhookHealthProjection, {
   name: "webhook health",
-  id: ({ walletId, webhookId }) => JSON.stringify([walletId, webhookId]),
+  keyRow: webhookKeyRow,
   async load(sql, keys) {
-    const rows = await sql<WebhookHealthRow[]>`
+    return await sql<WebhookHealthRow[]>`
       select h.* from jsonb_to_recordset(${sql.json(keys as never)}) as x("walletId" text, "webhookId" text)
       join webhook_health h on h.wallet_id = x."walletId" and h.webhook_id = x."webhookId"`;
-    return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.webhook_id]), row]));
   },
 });
 
