@@ -157,7 +157,14 @@ export class PendingWrites {
     const found = new Map<string, Row>();
     if (!projection.readsPrevious || touched.size === 0) return found;
     const keys = [...touched.values()].filter((e) => !removedWallets.has(e.walletId)).map((e) => e.key);
-    for (const row of await loadRows(tx, projection, keys)) found.set(rowId(projection.keyColumns, row), row);
+    for (const row of await loadRows(tx, projection, keys)) {
+      const id = rowId(projection.keyColumns, row);
+      // A row under an id no event gave would be folded from nothing and written over: refuse it.
+      if (!touched.has(id)) {
+        throw new Error(`Table "${projection.table}" loaded row ${id}, a key no event touched`);
+      }
+      found.set(id, row);
+    }
     return found;
   }
 }
