@@ -1,7 +1,7 @@
 // The call log read model: one entry per authenticated call or delivery, kept 7 days and dropped
 // with its whole time partition within 24 hours after it expires.
 import type { Queryable, Sql } from "../src/db/connect.ts";
-import { maintainPartitions, type PartitionUpkeep, type TimePartitioning } from "../src/db/partitions.ts";
+import { expiryPartitioning, maintainPartitions, type PartitionUpkeep } from "../src/db/partitions.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 import { defineProjection, type ReadKind, rowId } from "./projection.ts";
 
@@ -11,18 +11,9 @@ export const LOG_RETENTION_MS = 7 * 24 * 3600 * 1000;
 function expiryOf(event: StoredEvent): Date {
   return new Date(event.recordedAt.getTime() + LOG_RETENTION_MS);
 }
-const HOUR_MS = 3600 * 1000;
 
-/**
- * Partitions of 12 hours by expiry: one is dropped at the first sweep after its last row expired,
- * well within the 24 hours the spec allows. They exist a day beyond the furthest new expiry.
- */
-export const CALL_LOG_PARTITIONING: TimePartitioning = {
-  table: "call_logs",
-  column: "expires_at",
-  widthMs: 12 * HOUR_MS,
-  aheadMs: LOG_RETENTION_MS + 24 * HOUR_MS,
-};
+/** An entry leaves with its partition within the 24 hours the spec allows after it expired. */
+export const CALL_LOG_PARTITIONING = expiryPartitioning("call_logs", LOG_RETENTION_MS);
 
 export interface CallLogRow {
   wallet_id: string;
