@@ -3,17 +3,17 @@
 // upsert; replay folds the same sums event by event.
 import type { StoredEvent } from "../events/catalogue.ts";
 import { defineProjection, type ReadKind } from "./projection.ts";
+import { LOG_ENDPOINTS } from "./call_logs.ts";
 
-/** The endpoint types usage is counted under, in the order reports list them. */
-export const USAGE_TYPES = [
-  "kv",
-  "token",
-  "webhook",
-  "webhook-delivery",
-  "email",
+/**
+ * The endpoint types usage is counted under, in the order reports list them: the call log's
+ * endpoints, and scheduled runs (logged with the deliveries) apart, before payments.
+ */
+export const USAGE_TYPES: readonly string[] = [
+  ...LOG_ENDPOINTS.filter((endpoint) => endpoint !== "payment"),
   "scheduled",
   "payment",
-] as const;
+];
 
 /** The most days a report covers; the read loads this many, the route picks its own range. */
 export const MAX_USAGE_DAYS = 90;

@@ -4,6 +4,7 @@ import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 import { creditChange } from "../events/money.ts";
 import { defineProjection } from "./projection.ts";
+import type { LogEndpoint } from "./call_logs.ts";
 import { updateRows, writeRows } from "./projection_sql.ts";
 
 export interface WalletRow {
@@ -54,7 +55,7 @@ const COLUMNS = [
  * Calls made with the token: only these keep a wallet from deactivation (CONTRACT section 3).
  * Emails and scheduled runs are billed to the wallet but nobody used the token for them.
  */
-const USED_BY_TOKEN = new Set(["kv", "token", "webhook"]);
+const USED_BY_TOKEN: ReadonlySet<string> = new Set<LogEndpoint>(["kv", "token", "webhook"]);
 
 /**
  * The allowance of free calls: calls made with the token or a key that charge nothing (free routes,
@@ -66,7 +67,7 @@ const USED_BY_TOKEN = new Set(["kv", "token", "webhook"]);
 export const FREE_CALLS_PER_MINUTE = 60;
 export const FREE_CALLS_PER_DAY = 600;
 export const REFUSED_MAILS_PER_DAY = 100;
-const MAIL_ENDPOINT = "email";
+const MAIL_ENDPOINT: LogEndpoint = "email";
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 
