@@ -122,3 +122,38 @@ export function rowRead<Key, Row>(
     evolve: (row, event) => projection.evolve(row, event),
   };
 }
+
+/**
+ * All of a wallet's rows of a model keyed by the wallet and one more column, as a ledger read: a map
+ * by that column, kept current by the model's own keyRow and evolve. `load` reads the wallets' rows.
+ */
+export function walletRowsRead<Row extends { wallet_id: string }>(
+  projection: Projection<Row>,
+  options: { name: string; load(sql: Queryable, walletIds: string[]): Promise<Row[]> },
+): ReadKind<string, Map<string, Row>> {
+  const { keyColumns } = projection;
+  if (keyColumns.length !== 2) {
+    throw new Error(`Table "${projection.table}" is not keyed by wallet and one column`);
+  }
+  const column = keyColumns[1];
+  return {
+    name: options.name,
+    id: (walletId) => walletId,
+    async load(sql, walletIds) {
+      const found = new Map(walletIds.map((id) => [id, new Map<string, Row>()]));
+      for (const row of await options.load(sql, walletIds)) {
+        found.get(row.wallet_id)!.set(String(row[column]), row);
+      }
+      return found;
+    },
+    touches: (event) => projection.keyRow(event) === null ? [] : [event.walletId],
+    evolve(rows, event) {
+      const next = new Map(rows);
+      const id = String(projection.keyRow(event)![column]);
+      const row = projection.evolve(next.get(id), event);
+      if (row) next.set(id, row);
+      else next.delete(id);
+      return next;
+    },
+  };
+}

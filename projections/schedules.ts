@@ -4,7 +4,7 @@
 // events (each carries the plan after it) and the attempts of run deliveries (success or failure).
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
-import { defineProjection, type ReadKind, rowRead } from "./projection.ts";
+import { defineProjection, rowRead, walletRowsRead } from "./projection.ts";
 import { touchedWebhookRow, type WebhookKey, webhookKeyRow } from "./webhooks.ts";
 import type { WebhookConfigData } from "../src/webhooks/config/event_data.ts";
 import { nextRunAt } from "../src/schedules/cron.ts";
@@ -237,22 +237,9 @@ export async function walletsWithUnplannedSchedules(sql: Queryable, limit: numbe
 }
 
 /** All of a wallet's schedules by webhook id, as a ledger read. */
-export const walletSchedulesRead: ReadKind<string, Map<string, ScheduleRow>> = {
+export const walletSchedulesRead = walletRowsRead(schedulesProjection, {
   name: "wallet schedules",
-  id: (walletId) => walletId,
   async load(sql, walletIds) {
-    const rows = await sql<ScheduleRow[]>`select * from schedules where wallet_id = any(${walletIds})`;
-    const found = new Map(walletIds.map((id) => [id, new Map<string, ScheduleRow>()]));
-    for (const row of rows) found.get(row.wallet_id)!.set(row.webhook_id, row);
-    return found;
+    return await sql<ScheduleRow[]>`select * from schedules where wallet_id = any(${walletIds})`;
   },
-  touches: (event) => webhookIdOf(event) === null ? [] : [event.walletId],
-  evolve(rows, event) {
-    const next = new Map(rows);
-    const webhookId = webhookIdOf(event)!;
-    const row = evolveSchedule(next.get(webhookId), event);
-    if (row) next.set(webhookId, row);
-    else next.delete(webhookId);
-    return next;
-  },
-};
+});

@@ -3,7 +3,7 @@
 // events that carry its keyId. A key revoked or expired more than a week ago is swept away.
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
-import { defineProjection, type ReadKind, rowRead } from "./projection.ts";
+import { defineProjection, rowRead, walletRowsRead } from "./projection.ts";
 
 /** How long a revoked or expired key stays listed: as long as the call logs that name it. */
 export const RETIRED_KEY_KEPT_MS = 7 * 24 * 3600 * 1000;
@@ -105,25 +105,12 @@ export const scopedKeyRead = rowRead<ScopedKeyKey, ScopedKeyRow>(scopedKeysProje
 });
 
 /** All of a wallet's keys by id, as a ledger read (the list, the count of active keys). */
-export const walletKeysRead: ReadKind<string, Map<string, ScopedKeyRow>> = {
+export const walletKeysRead = walletRowsRead(scopedKeysProjection, {
   name: "wallet keys",
-  id: (walletId) => walletId,
   async load(sql, walletIds) {
-    const rows = await sql<ScopedKeyRow[]>`select * from scoped_keys where wallet_id = any(${walletIds})`;
-    const found = new Map(walletIds.map((id) => [id, new Map<string, ScopedKeyRow>()]));
-    for (const row of rows) found.get(row.wallet_id)!.set(row.key_id, row);
-    return found;
+    return await sql<ScopedKeyRow[]>`select * from scoped_keys where wallet_id = any(${walletIds})`;
   },
-  touches: (event) => keyIdOf(event) === null ? [] : [event.walletId],
-  evolve(rows, event) {
-    const next = new Map(rows);
-    const keyId = keyIdOf(event)!;
-    const row = evolveScopedKey(next.get(keyId), event);
-    if (row) next.set(keyId, row);
-    else next.delete(keyId);
-    return next;
-  },
-};
+});
 
 /** What a call presenting a key needs before the ledger: whose key it is, and whether it is revoked. */
 export interface KeyHolder {

@@ -4,7 +4,7 @@
 // webhook events, the attempts of its email and scheduled deliveries, its refused runs (a wallet
 // that cannot pay fails the run) and its recovers; a success ends a streak and its episode.
 import type { StoredEvent } from "../events/catalogue.ts";
-import { defineProjection, type ReadKind, rowRead } from "./projection.ts";
+import { defineProjection, rowRead, walletRowsRead } from "./projection.ts";
 import { touchedWebhookRow, type WebhookKey, webhookKeyRow } from "./webhooks.ts";
 
 export interface WebhookHealthRow {
@@ -155,24 +155,9 @@ export const webhookHealthRead = rowRead<WebhookKey, WebhookHealthRow>(webhookHe
 });
 
 /** All of a wallet's webhook health rows by webhook id, as a ledger read (the webhook list). */
-export const walletHealthRead: ReadKind<string, Map<string, WebhookHealthRow>> = {
+export const walletHealthRead = walletRowsRead(webhookHealthProjection, {
   name: "wallet webhook health",
-  id: (walletId) => walletId,
   async load(sql, walletIds) {
-    const rows = await sql<
-      WebhookHealthRow[]
-    >`select * from webhook_health where wallet_id = any(${walletIds})`;
-    const found = new Map(walletIds.map((id) => [id, new Map<string, WebhookHealthRow>()]));
-    for (const row of rows) found.get(row.wallet_id)!.set(row.webhook_id, row);
-    return found;
+    return await sql<WebhookHealthRow[]>`select * from webhook_health where wallet_id = any(${walletIds})`;
   },
-  touches: (event) => webhookIdOf(event) === null ? [] : [event.walletId],
-  evolve(rows, event) {
-    const next = new Map(rows);
-    const webhookId = webhookIdOf(event)!;
-    const row = evolveHealth(next.get(webhookId), event);
-    if (row) next.set(webhookId, row);
-    else next.delete(webhookId);
-    return next;
-  },
-};
+});
