@@ -69,19 +69,6 @@ function toStored(row: EventRow): StoredEvent {
   } as StoredEvent;
 }
 
-/** Reads the whole log in position order, in pages, without holding it all in memory. */
-export async function* readAllEvents(sql: Sql, pageSize = 5000): AsyncGenerator<StoredEvent[]> {
-  let after = 0;
-  while (true) {
-    const rows = await sql<EventRow[]>`
-      select wallet_id, version, position, type, data, recorded_at
-      from events where position > ${after} order by position limit ${pageSize}`;
-    if (rows.length === 0) return;
-    yield rows.map(toStored);
-    after = rows[rows.length - 1].position;
-  }
-}
-
 /**
  * Reads the whole log wallet by wallet, each wallet's stream in version order, in pages taken
  * along the primary key. The next page is asked for while the caller works on this one. Times

@@ -1,9 +1,9 @@
 // The call log read model: one entry per authenticated call or delivery, kept 7 days and dropped
 // with its whole time partition within 24 hours after it expires.
 import type { Queryable, Sql } from "../src/db/connect.ts";
-import { maintainPartitions, type PartitionUpkeep, type TimePartitioning } from "../src/db/partitions.ts";
+import { expiryPartitioning, maintainPartitions, type PartitionUpkeep } from "../src/db/partitions.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
-import type { Projection, ReadKind } from "./projection.ts";
+import { defineProjection, type ReadKind, rowId } from "./projection.ts";
 
 export const LOG_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
@@ -11,18 +11,9 @@ export const LOG_RETENTION_MS = 7 * 24 * 3600 * 1000;
 function expiryOf(event: StoredEvent): Date {
   return new Date(event.recordedAt.getTime() + LOG_RETENTION_MS);
 }
-const HOUR_MS = 3600 * 1000;
 
-/**
- * Partitions of 12 hours by expiry: one is dropped at the first sweep after its last row expired,
- * well within the 24 hours the spec allows. They exist a day beyond the furthest new expiry.
- */
-export const CALL_LOG_PARTITIONING: TimePartitioning = {
-  table: "call_logs",
-  column: "expires_at",
-  widthMs: 12 * HOUR_MS,
-  aheadMs: LOG_RETENTION_MS + 24 * HOUR_MS,
-};
+/** An entry leaves with its partition within the 24 hours the spec allows after it expired. */
+export const CALL_LOG_PARTITIONING = expiryPartitioning("call_logs", LOG_RETENTION_MS);
 
 export interface CallLogRow {
   wallet_id: string;
@@ -42,7 +33,7 @@ export interface CallLogRow {
   key_id: string | null;
 }
 
-export const callLogsProjection: Projection<CallLogRow> = {
+export const callLogsProjection = defineProjection<CallLogRow>({
   table: "call_logs",
   columns: [
     "wallet_id",
@@ -61,11 +52,9 @@ export const callLogsProjection: Projection<CallLogRow> = {
     "key_id",
   ],
   keyColumns: ["wallet_id", "id"],
-  keyOf(event) {
-    if (event.type === "CallBilled") return `${event.walletId}/${event.data.callId}`;
-    if (event.type === "DeliveryAttempted") return `${event.walletId}/${event.data.attemptId}`;
-    if (event.type === "CreditsPurchased") return `${event.walletId}/${event.data.paymentId}`;
-    return null;
+  keyRow(event) {
+    const id = logIdOf(event);
+    return id === null ? null : { wallet_id: event.walletId, id };
   },
   evolve(_row, event) {
     if (event.type === "DeliveryAttempted") return deliveryLogRow(event);
@@ -89,14 +78,23 @@ export const callLogsProjection: Projection<CallLogRow> = {
       key_id: d.keyId ?? null,
     };
   },
-  keyRow(event) {
-    const row = callLogsProjection.evolve(undefined, event)!;
-    return { wallet_id: row.wallet_id, id: row.id };
-  },
   readsPrevious: false,
   insertOnly: true,
   liveFilter: "expires_at > now()",
-};
+});
+
+/** The id of the entry an event makes, or null when it makes none. */
+function logIdOf(event: StoredEvent): string | null {
+  if (event.type === "CallBilled") return event.data.callId;
+  if (event.type === "DeliveryAttempted") return event.data.attemptId;
+  if (event.type === "CreditsPurchased") return paymentLogId(event.data.paymentId);
+  return null;
+}
+
+/** A payment's entry is named by the provider's event id, cut to what the column holds. */
+function paymentLogId(paymentId: string): string {
+  return paymentId.slice(0, 64);
+}
 
 /**
  * A delivery attempt as a log entry: `POST <webhookId>`, the receiver's status (0 when there was no
@@ -126,7 +124,7 @@ function deliveryLogRow(event: Extract<StoredEvent, { type: "DeliveryAttempted" 
 function paymentLogRow(event: Extract<StoredEvent, { type: "CreditsPurchased" }>): CallLogRow {
   return {
     wallet_id: event.walletId,
-    id: event.data.paymentId.slice(0, 64),
+    id: paymentLogId(event.data.paymentId),
     version: event.version,
     method: "POST",
     path: "/payments/webhook",
@@ -171,7 +169,7 @@ export interface NewestLogsKey {
  */
 export const newestCallLogsRead: ReadKind<NewestLogsKey, CallLogRow[]> = {
   name: "newest call logs",
-  id: ({ walletId, limit, endpoint }) => JSON.stringify([walletId, limit, endpoint ?? null]),
+  id: (key) => rowId(["walletId", "limit", "endpoint"], key),
   async load(sql, keys, now) {
     const found = await Promise.all(keys.map((key) => newestCallLogs(sql, key.walletId, { ...key, now })));
     return new Map(keys.map((key, i) => [newestCallLogsRead.id(key), found[i]]));

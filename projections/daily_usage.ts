@@ -2,19 +2,18 @@
 // GET /token/usage answers from. Rows are sums, so a transaction adds its calls to them in one
 // upsert; replay folds the same sums event by event.
 import type { StoredEvent } from "../events/catalogue.ts";
-import type { Projection, ReadKind } from "./projection.ts";
+import { defineProjection, type ReadKind } from "./projection.ts";
+import { LOG_ENDPOINTS } from "./call_logs.ts";
 
-/** The endpoint types usage is counted under, in the order reports list them. */
-export const USAGE_TYPES = [
-  "kv",
-  "token",
-  "webhook",
-  "webhook-delivery",
-  "email",
+/**
+ * The endpoint types usage is counted under, in the order reports list them: the call log's
+ * endpoints, and scheduled runs (logged with the deliveries) apart, before payments.
+ */
+export const USAGE_TYPES: readonly string[] = [
+  ...LOG_ENDPOINTS.filter((endpoint) => endpoint !== "payment"),
   "scheduled",
   "payment",
-] as const;
-export type UsageType = typeof USAGE_TYPES[number];
+];
 
 /** The most days a report covers; the read loads this many, the route picks its own range. */
 export const MAX_USAGE_DAYS = 90;
@@ -89,34 +88,26 @@ function addUsage(row: UsageRow | undefined, added: UsageRow): UsageRow {
   };
 }
 
-const keyOfRow = (row: UsageRow) => `${row.wallet_id}/${row.day}/${row.type}`;
-
 /**
  * evolve(undefined, event) is the event's own contribution and evolve(row, event) adds it, so the
  * ledger folds a batch's calls from nothing and its upsert adds them to the stored sums (additive).
  * Its rows leave with a deactivated wallet; that also makes replay fold the sums.
  */
-export const dailyUsageProjection: Projection<UsageRow> = {
+export const dailyUsageProjection = defineProjection<UsageRow>({
   table: "daily_usage",
   columns: ["wallet_id", "day", "type", "calls", "credits", "errors"],
   keyColumns: ["wallet_id", "day", "type"],
-  keyOf(event) {
-    const usage = usageOf(event);
-    return usage && keyOfRow(usage);
-  },
+  // The whole usage row carries the key columns; the counters beside them do no harm.
+  keyRow: usageOf,
   evolve(row, event) {
     const usage = usageOf(event);
     return usage ? addUsage(row, usage) : row;
-  },
-  keyRow(event) {
-    const { wallet_id, day, type } = usageOf(event)!;
-    return { wallet_id, day, type };
   },
   readsPrevious: false,
   // A batch's rows are its own calls: the table adds them to the sums it holds.
   additive: ["calls", "credits", "errors"],
   removedWithWallet: true,
-};
+});
 
 /**
  * A wallet's usage of the last MAX_USAGE_DAYS days up to the batch's time, as a ledger read, kept
@@ -140,8 +131,8 @@ export const dailyUsageRead: ReadKind<string, UsageRow[]> = {
   touches: (event) => usageOf(event) ? [event.walletId] : [],
   evolve(rows = [], event) {
     const usage = usageOf(event)!;
-    const key = keyOfRow(usage);
-    const at = rows.findIndex((row) => keyOfRow(row) === key);
+    // The rows are the wallet's: its day and type name the row.
+    const at = rows.findIndex((row) => row.day === usage.day && row.type === usage.type);
     if (at < 0) return [...rows, usage];
     return rows.map((row, i) => i === at ? addUsage(row, usage) : row);
   },

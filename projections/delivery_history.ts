@@ -3,7 +3,7 @@
 // time partition. The payload and the receivers' answers stay beside it in the outbox row
 // (src/webhooks/outbox.ts): bulky and third-party, they never enter the permanent log.
 import { ABANDON_CAUSES, type EventData, type StoredEvent } from "../events/catalogue.ts";
-import type { Projection } from "./projection.ts";
+import { defineProjection } from "./projection.ts";
 import { runMessageId } from "../src/schedules/plan.ts";
 import { DELIVERY_RETENTION_MS, OUTBOX_PARTITIONING } from "../src/webhooks/delivery_retention_rules.ts";
 import type { TimePartitioning } from "../src/db/partitions.ts";
@@ -179,20 +179,19 @@ function deliveryIdOf(event: StoredEvent): string | null {
   return null;
 }
 
-export const deliveryHistoryProjection: Projection<DeliveryHistoryRow> = {
+export const deliveryHistoryProjection = defineProjection<DeliveryHistoryRow>({
   table: "delivery_history",
   columns: COLUMNS,
   keyColumns: ["wallet_id", "delivery_id"],
-  keyOf(event) {
+  keyRow(event) {
     const deliveryId = deliveryIdOf(event);
-    return deliveryId === null ? null : JSON.stringify([event.walletId, deliveryId]);
+    return deliveryId === null ? null : { wallet_id: event.walletId, delivery_id: deliveryId };
   },
   evolve: evolveDelivery,
-  keyRow: (event) => ({ wallet_id: event.walletId, delivery_id: deliveryIdOf(event)! }),
   // The table is partitioned by expiry, which every unique index must hold; a row's never changes.
   conflictColumns: ["wallet_id", "delivery_id", "expires_at"],
   readsPrevious: true,
   liveFilter: "expires_at > now()",
   // A deactivated wallet's webhooks are gone (CONTRACT section 3), and so is what they were sent.
   removedWithWallet: true,
-};
+});

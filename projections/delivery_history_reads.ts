@@ -4,7 +4,7 @@
 // id), its health (a pending email of a paused webhook is `paused`) and the outbox row (the
 // receivers' answers, the payload). Snapshots taken in the batch's lock round trip.
 import type { Queryable } from "../src/db/connect.ts";
-import type { ReadKind } from "./projection.ts";
+import { type ReadKind, rowId } from "./projection.ts";
 import type { DeliveryHistoryRow } from "./delivery_history.ts";
 
 /** Statuses the API shows: the stored ones, and `paused`. */
@@ -74,8 +74,7 @@ export interface PageKey {
 /** A page of deliveries, newest first, and one more when there is a next page. */
 export const deliveryPageRead: ReadKind<PageKey, DeliveryRecord[]> = {
   name: "delivery page",
-  id: (key) =>
-    JSON.stringify([key.walletId, key.webhookId, key.status ?? null, key.limit, key.after ?? null]),
+  id: (key) => rowId(["walletId", "webhookId", "status", "limit", "after"], key),
   async load(sql, keys, now) {
     const pages = await Promise.all(keys.map(async (key) => {
       const rows = await sql<JoinedRow[]>`
@@ -106,7 +105,7 @@ export interface DeliveryKey {
 /** One delivery by the id the API shows. */
 export const deliveryDetailRead: ReadKind<DeliveryKey, DeliveryDetail> = {
   name: "delivery detail",
-  id: (key) => JSON.stringify([key.walletId, key.webhookId, key.messageId]),
+  id: (key) => rowId(["walletId", "webhookId", "messageId"], key),
   async load(sql, keys, now) {
     const found = await Promise.all(keys.map(async (key) => {
       const [row] = await sql<JoinedRow[]>`
@@ -132,7 +131,7 @@ export interface WindowKey {
 /** The failed and abandoned email and run deliveries created in [since, until), oldest first. */
 export const recoverableRead: ReadKind<WindowKey, DeliveryDetail[]> = {
   name: "recoverable deliveries",
-  id: (key) => JSON.stringify([key.walletId, key.webhookId, key.since, key.until, key.limit]),
+  id: (key) => rowId(["walletId", "webhookId", "since", "until", "limit"], key),
   async load(sql, keys, now) {
     const found = await Promise.all(keys.map(async (key) => {
       const rows = await sql<JoinedRow[]>`

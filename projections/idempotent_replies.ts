@@ -2,7 +2,7 @@
 // per caller: the wallet token's (key_id "") and each scoped key's are kept apart, so no caller's
 // key ever meets another's answer.
 import type { Queryable } from "../src/db/connect.ts";
-import { type Projection, rowRead } from "./projection.ts";
+import { defineProjection, rowRead } from "./projection.ts";
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
@@ -20,7 +20,7 @@ export interface IdempotentReplyRow {
   expires_at: Date;
 }
 
-export const idempotentRepliesProjection: Projection<IdempotentReplyRow> = {
+export const idempotentRepliesProjection = defineProjection<IdempotentReplyRow>({
   table: "idempotent_replies",
   columns: [
     "wallet_id",
@@ -35,9 +35,9 @@ export const idempotentRepliesProjection: Projection<IdempotentReplyRow> = {
     "expires_at",
   ],
   keyColumns: ["wallet_id", "key_id", "key"],
-  keyOf: (event) =>
+  keyRow: (event) =>
     event.type === "CallBilled" && event.data.idempotency
-      ? replyId({ walletId: event.walletId, keyId: event.data.keyId, key: event.data.idempotency.key })
+      ? replyKey({ walletId: event.walletId, keyId: event.data.keyId, key: event.data.idempotency.key })
       : null,
   evolve(_row, event) {
     if (event.type !== "CallBilled" || !event.data.idempotency) return undefined;
@@ -55,13 +55,9 @@ export const idempotentRepliesProjection: Projection<IdempotentReplyRow> = {
       expires_at: new Date(event.recordedAt.getTime() + IDEMPOTENCY_WINDOW_MS),
     };
   },
-  keyRow: (event) => {
-    const data = event.data as { idempotency: { key: string }; keyId?: string };
-    return { wallet_id: event.walletId, key_id: data.keyId ?? "", key: data.idempotency.key };
-  },
   readsPrevious: false,
   liveFilter: "expires_at > now()",
-};
+});
 
 /** Whose Idempotency-Key: the wallet's, and the scoped key that sent it (absent: the token). */
 export interface ReplyOwner {
@@ -70,8 +66,11 @@ export interface ReplyOwner {
   key: string;
 }
 
-function replyId({ walletId, keyId, key }: ReplyOwner): string {
-  return JSON.stringify([walletId, keyId ?? "", key]);
+/** The row's key columns: the token's replies are kept under key_id "". */
+function replyKey(
+  { walletId, keyId, key }: ReplyOwner,
+): Pick<IdempotentReplyRow, "wallet_id" | "key_id" | "key"> {
+  return { wallet_id: walletId, key_id: keyId ?? "", key };
 }
 
 /** The live reply kept for a caller's Idempotency-Key, as a ledger read (the ledger declares it itself). */
@@ -79,18 +78,15 @@ export const idempotentReplyRead = rowRead<ReplyOwner, IdempotentReplyRow>(
   idempotentRepliesProjection,
   {
     name: "idempotent reply",
-    id: replyId,
+    keyRow: replyKey,
     async load(sql, keys, now) {
-      const rows = await sql<IdempotentReplyRow[]>`
+      return await sql<IdempotentReplyRow[]>`
         select r.* from unnest(${keys.map((k) => k.walletId)}::text[], ${
         keys.map((k) => k.keyId ?? "")
       }::text[],
                                ${keys.map((k) => k.key)}::text[]) as x(w, i, k)
         cross join lateral (select * from idempotent_replies e
                             where e.wallet_id = x.w and e.key_id = x.i and e.key = x.k and e.expires_at > ${now}) r`;
-      return new Map(
-        rows.map((row) => [replyId({ walletId: row.wallet_id, keyId: row.key_id, key: row.key }), row]),
-      );
     },
   },
 );

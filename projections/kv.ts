@@ -2,7 +2,7 @@
 // version of the event that last wrote it (the entry's ETag), plus the reads KV commands declare.
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
-import { type Projection, type ReadKind, rowRead } from "./projection.ts";
+import { defineProjection, type ReadKind, rowId, rowRead } from "./projection.ts";
 import { prefixEnd } from "../src/kv/key_order.ts";
 
 export interface KvRow {
@@ -35,24 +35,17 @@ function kvRowOf(event: KvEvent): KvRow | undefined {
   };
 }
 
-export const kvProjection: Projection<KvRow> = {
+export const kvProjection = defineProjection<KvRow>({
   table: "kv_entries",
   columns: ["wallet_id", "bucket", "key", "value", "expires_at", "version"],
   keyColumns: ["wallet_id", "bucket", "key"],
-  keyOf(event) {
-    if (!isKvEvent(event)) return null;
-    return JSON.stringify([event.walletId, event.data.bucket, event.data.key]);
-  },
+  keyRow: (event) =>
+    isKvEvent(event) ? { wallet_id: event.walletId, bucket: event.data.bucket, key: event.data.key } : null,
   evolve: (_row, event) => isKvEvent(event) ? kvRowOf(event) : undefined,
-  keyRow: (event) => ({
-    wallet_id: event.walletId,
-    bucket: (event.data as { bucket: string }).bucket,
-    key: (event.data as { key: string }).key,
-  }),
   readsPrevious: false,
   liveFilter: "expires_at > now()",
   removedWithWallet: true,
-};
+});
 
 /** The live value of a key, or undefined when it is missing or expired. */
 export async function readKv(
@@ -77,15 +70,14 @@ export interface KvEntryKey {
 /** A live entry as a ledger read: the entries of a whole batch are loaded in one query. */
 export const kvEntryRead = rowRead<KvEntryKey, KvRow>(kvProjection, {
   name: "kv entry",
-  id: ({ walletId, bucket, key }) => JSON.stringify([walletId, bucket, key]),
+  keyRow: ({ walletId, bucket, key }) => ({ wallet_id: walletId, bucket, key }),
   async load(sql, keys, now) {
     // A lateral lookup per key: the primary key's index, whatever the planner guesses of the list.
-    const rows = await sql<KvRow[]>`
+    return await sql<KvRow[]>`
       select kv.* from unnest(${keys.map((k) => k.walletId)}::text[], ${keys.map((k) => k.bucket)}::text[],
                               ${keys.map((k) => k.key)}::text[]) as x(w, b, k)
       cross join lateral (select * from kv_entries e
                           where e.wallet_id = x.w and e.bucket = x.b and e.key = x.k and e.expires_at > ${now}) kv`;
-    return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.bucket, row.key]), row]));
   },
 });
 
@@ -120,8 +112,7 @@ export interface KvPage {
  */
 export const kvPageRead: ReadKind<KvPageKey, KvPage> = {
   name: "kv page",
-  id: ({ walletId, bucket, prefix, after, limit }) =>
-    JSON.stringify([walletId, bucket, prefix, after ?? null, limit]),
+  id: (key) => rowId(["walletId", "bucket", "prefix", "after", "limit"], key),
   async load(sql, keys, now) {
     const ranges = keys.map((k, i) => ({
       i,
@@ -157,12 +148,17 @@ export const kvPageRead: ReadKind<KvPageKey, KvPage> = {
 /** A bucket's entries written (a row) or deleted (null) by the batch so far, by key. */
 export type KvBucketChanges = ReadonlyMap<string, KvRow | null>;
 
+/** A bucket's id, from a read's key and from an event alike. */
+function bucketId(walletId: string, bucket: string): string {
+  return rowId(["walletId", "bucket"], { walletId, bucket });
+}
+
 /** The batch's own writes to a bucket, kept as a read: loaded empty, folded from the staged events. */
 export const kvBucketChangesRead: ReadKind<{ walletId: string; bucket: string }, KvBucketChanges> = {
   name: "kv bucket changes",
-  id: ({ walletId, bucket }) => JSON.stringify([walletId, bucket]),
+  id: ({ walletId, bucket }) => bucketId(walletId, bucket),
   load: (_sql, keys) => Promise.resolve(new Map(keys.map((key) => [kvBucketChangesRead.id(key), new Map()]))),
-  touches: (event) => isKvEvent(event) ? [JSON.stringify([event.walletId, event.data.bucket])] : [],
+  touches: (event) => isKvEvent(event) ? [bucketId(event.walletId, event.data.bucket)] : [],
   evolve(changes, event) {
     if (!isKvEvent(event)) return changes;
     return new Map(changes).set(event.data.key, kvRowOf(event) ?? null);

@@ -87,11 +87,6 @@ export function statements(sql: Queryable, projection: Projection<any>): Promise
   return found;
 }
 
-/** Readies the statements of every model (once per process; the first batch would wait otherwise). */
-export async function prepareProjectionSql(sql: Queryable, projections: Projection<any>[]): Promise<void> {
-  await Promise.all(projections.map((p) => statements(sql, p)));
-}
-
 async function run(sql: Queryable, text: string, value: unknown): Promise<Row[]> {
   return await sql.unsafe(text, [value as never], { prepare: true }) as unknown as Row[];
 }

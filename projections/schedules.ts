@@ -4,7 +4,8 @@
 // events (each carries the plan after it) and the attempts of run deliveries (success or failure).
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
-import { type Projection, type ReadKind, rowRead } from "./projection.ts";
+import { defineProjection, rowRead, walletRowsRead } from "./projection.ts";
+import { touchedWebhookRow, type WebhookKey, webhookKeyRow } from "./webhooks.ts";
 import type { WebhookConfigData } from "../src/webhooks/config/event_data.ts";
 import { nextRunAt } from "../src/schedules/cron.ts";
 
@@ -175,20 +176,16 @@ function webhookIdOf(event: StoredEvent): string | null {
   return null;
 }
 
-export const schedulesProjection: Projection<ScheduleRow> = {
+export const schedulesProjection = defineProjection<ScheduleRow>({
   table: "schedules",
   columns: COLUMNS,
   keyColumns: ["wallet_id", "webhook_id"],
-  keyOf(event) {
-    const webhookId = webhookIdOf(event);
-    return webhookId === null ? null : JSON.stringify([event.walletId, webhookId]);
-  },
+  keyRow: (event) => touchedWebhookRow(event.walletId, webhookIdOf(event)),
   evolve: evolveSchedule,
-  keyRow: (event) => ({ wallet_id: event.walletId, webhook_id: webhookIdOf(event)! }),
   readsPrevious: true,
   // A deactivated wallet's webhooks are gone (CONTRACT section 3), and so are their runs.
   removedWithWallet: true,
-};
+});
 
 /** Folds a wallet's events into its schedule rows, by webhook id (rebuilding rows the table lacks). */
 export function foldSchedules(events: StoredEvent[]): Map<string, ScheduleRow> {
@@ -209,57 +206,22 @@ export async function insertScheduleIfMissing(tx: Queryable, row: ScheduleRow): 
   await tx`insert into schedules ${tx(row, ...COLUMNS)} on conflict (wallet_id, webhook_id) do nothing`;
 }
 
-/** One webhook's schedule, or undefined (a mailbox webhook, or none). */
-export async function findSchedule(
-  sql: Queryable,
-  walletId: string,
-  webhookId: string,
-): Promise<ScheduleRow | undefined> {
-  const [row] = await sql<ScheduleRow[]>`
-    select * from schedules where wallet_id = ${walletId} and webhook_id = ${webhookId}`;
-  return row;
-}
-
-export interface ScheduleKey {
-  walletId: string;
-  webhookId: string;
-}
-
-const scheduleId = ({ walletId, webhookId }: ScheduleKey) => JSON.stringify([walletId, webhookId]);
-
-async function loadSchedules(sql: Queryable, keys: ScheduleKey[], lock: boolean) {
-  const rows = await sql<ScheduleRow[]>`
-    select s.* from unnest(${keys.map((k) => k.walletId)}::text[], ${
-    keys.map((k) => k.webhookId)
-  }::text[]) as x(w, h)
-    cross join lateral (select * from schedules e where e.wallet_id = x.w and e.webhook_id = x.h
-                        ${lock ? sql`for update` : sql``}) s`;
-  return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.webhook_id]), row]));
-}
-
-/** One schedule as a ledger read. */
-export const scheduleRead = rowRead<ScheduleKey, ScheduleRow>(schedulesProjection, {
-  name: "schedule",
-  id: scheduleId,
-  load: (sql, keys) => loadSchedules(sql, keys, false),
-});
-
 /**
  * One schedule as a ledger read that locks its row for the rest of the transaction: a run's
  * transaction takes it before it ends its claim, the order in which a claim takes them too, so the
  * two never deadlock, and no instance claims the planned time meanwhile.
  */
-export const lockedScheduleRead = rowRead<ScheduleKey, ScheduleRow>(schedulesProjection, {
+export const lockedScheduleRead = rowRead<WebhookKey, ScheduleRow>(schedulesProjection, {
   name: "locked schedule",
-  id: scheduleId,
-  load: (sql, keys) => loadSchedules(sql, keys, true),
+  keyRow: webhookKeyRow,
+  async load(sql, keys) {
+    return await sql<ScheduleRow[]>`
+      select s.* from unnest(${keys.map((k) => k.walletId)}::text[], ${
+      keys.map((k) => k.webhookId)
+    }::text[]) as x(w, h)
+      cross join lateral (select * from schedules e where e.wallet_id = x.w and e.webhook_id = x.h for update) s`;
+  },
 });
-
-/** A wallet's schedules by webhook id. */
-export async function listSchedules(sql: Queryable, walletId: string): Promise<Map<string, ScheduleRow>> {
-  const rows = await sql<ScheduleRow[]>`select * from schedules where wallet_id = ${walletId}`;
-  return new Map(rows.map((row) => [row.webhook_id, row]));
-}
 
 /**
  * Wallets with a scheduled webhook that has no schedule row: webhooks scheduled before this model
@@ -275,22 +237,9 @@ export async function walletsWithUnplannedSchedules(sql: Queryable, limit: numbe
 }
 
 /** All of a wallet's schedules by webhook id, as a ledger read. */
-export const walletSchedulesRead: ReadKind<string, Map<string, ScheduleRow>> = {
+export const walletSchedulesRead = walletRowsRead(schedulesProjection, {
   name: "wallet schedules",
-  id: (walletId) => walletId,
   async load(sql, walletIds) {
-    const rows = await sql<ScheduleRow[]>`select * from schedules where wallet_id = any(${walletIds})`;
-    const found = new Map(walletIds.map((id) => [id, new Map<string, ScheduleRow>()]));
-    for (const row of rows) found.get(row.wallet_id)!.set(row.webhook_id, row);
-    return found;
+    return await sql<ScheduleRow[]>`select * from schedules where wallet_id = any(${walletIds})`;
   },
-  touches: (event) => webhookIdOf(event) === null ? [] : [event.walletId],
-  evolve(rows, event) {
-    const next = new Map(rows);
-    const webhookId = webhookIdOf(event)!;
-    const row = evolveSchedule(next.get(webhookId), event);
-    if (row) next.set(webhookId, row);
-    else next.delete(webhookId);
-    return next;
-  },
-};
+});

@@ -3,7 +3,7 @@
 // events that carry its keyId. A key revoked or expired more than a week ago is swept away.
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
-import { type Projection, type ReadKind, rowRead } from "./projection.ts";
+import { defineProjection, rowRead, walletRowsRead } from "./projection.ts";
 
 /** How long a revoked or expired key stays listed: as long as the call logs that name it. */
 export const RETIRED_KEY_KEPT_MS = 7 * 24 * 3600 * 1000;
@@ -47,8 +47,6 @@ function keyIdOf(event: StoredEvent): string | null {
   return null;
 }
 
-const keyOf = (walletId: string, keyId: string) => JSON.stringify([walletId, keyId]);
-
 export function evolveScopedKey(row: ScopedKeyRow | undefined, event: StoredEvent): ScopedKeyRow | undefined {
   if (event.type === "KeyCreated") {
     const d = event.data;
@@ -75,21 +73,20 @@ export function evolveScopedKey(row: ScopedKeyRow | undefined, event: StoredEven
   return row;
 }
 
-export const scopedKeysProjection: Projection<ScopedKeyRow> = {
+export const scopedKeysProjection = defineProjection<ScopedKeyRow>({
   table: "scoped_keys",
   columns: COLUMNS,
   keyColumns: ["wallet_id", "key_id"],
-  keyOf(event) {
+  keyRow(event) {
     const keyId = keyIdOf(event);
-    return keyId === null ? null : keyOf(event.walletId, keyId);
+    return keyId === null ? null : { wallet_id: event.walletId, key_id: keyId };
   },
-  keyRow: (event) => ({ wallet_id: event.walletId, key_id: keyIdOf(event)! }),
   evolve: evolveScopedKey,
   // A revocation and a key's call change the row the key already has.
   readsPrevious: true,
   liveFilter: `coalesce(least(revoked_at, expires_at), 'infinity') > now() - interval '7 days'`,
   removedWithWallet: true,
-};
+});
 
 export interface ScopedKeyKey {
   walletId: string;
@@ -99,35 +96,21 @@ export interface ScopedKeyKey {
 /** One key as a ledger read: checked under the wallet's lock on every call the key makes. */
 export const scopedKeyRead = rowRead<ScopedKeyKey, ScopedKeyRow>(scopedKeysProjection, {
   name: "scoped key",
-  id: ({ walletId, keyId }) => keyOf(walletId, keyId),
+  keyRow: ({ walletId, keyId }) => ({ wallet_id: walletId, key_id: keyId }),
   async load(sql, keys) {
-    const rows = await sql<ScopedKeyRow[]>`
+    return await sql<ScopedKeyRow[]>`
       select k.* from jsonb_to_recordset(${sql.json(keys as any)}) as x("walletId" text, "keyId" text)
       join scoped_keys k on k.wallet_id = x."walletId" and k.key_id = x."keyId"`;
-    return new Map(rows.map((row) => [keyOf(row.wallet_id, row.key_id), row]));
   },
 });
 
 /** All of a wallet's keys by id, as a ledger read (the list, the count of active keys). */
-export const walletKeysRead: ReadKind<string, Map<string, ScopedKeyRow>> = {
+export const walletKeysRead = walletRowsRead(scopedKeysProjection, {
   name: "wallet keys",
-  id: (walletId) => walletId,
   async load(sql, walletIds) {
-    const rows = await sql<ScopedKeyRow[]>`select * from scoped_keys where wallet_id = any(${walletIds})`;
-    const found = new Map(walletIds.map((id) => [id, new Map<string, ScopedKeyRow>()]));
-    for (const row of rows) found.get(row.wallet_id)!.set(row.key_id, row);
-    return found;
+    return await sql<ScopedKeyRow[]>`select * from scoped_keys where wallet_id = any(${walletIds})`;
   },
-  touches: (event) => keyIdOf(event) === null ? [] : [event.walletId],
-  evolve(rows, event) {
-    const next = new Map(rows);
-    const keyId = keyIdOf(event)!;
-    const row = evolveScopedKey(next.get(keyId), event);
-    if (row) next.set(keyId, row);
-    else next.delete(keyId);
-    return next;
-  },
-};
+});
 
 /** What a call presenting a key needs before the ledger: whose key it is, and whether it is revoked. */
 export interface KeyHolder {

@@ -1,7 +1,7 @@
 // The times of each wallet's latest calls to its free views (GET /token/ledger and /token/usage):
 // the state of their per-wallet rate limit, read under the wallet's lock so it holds across instances.
 import type { StoredEvent } from "../events/catalogue.ts";
-import { type Projection, rowRead } from "./projection.ts";
+import { defineProjection, rowRead } from "./projection.ts";
 
 /** The free views share one budget per wallet. */
 export const FREE_VIEW_PATHS: readonly string[] = ["/token/ledger", "/token/usage"];
@@ -26,28 +26,26 @@ function countedViewCall(event: StoredEvent): boolean {
  * loads a wallet's row when its batch has such calls. The batch's commands read the row through
  * viewCallsRead, which BatchReads keeps current. Its rows leave with a deactivated wallet.
  */
-export const viewCallsProjection: Projection<ViewCallsRow> = {
+export const viewCallsProjection = defineProjection<ViewCallsRow>({
   table: "view_calls",
   columns: ["wallet_id", "recent"],
   keyColumns: ["wallet_id"],
-  keyOf: (event) => countedViewCall(event) ? event.walletId : null,
+  keyRow: (event) => countedViewCall(event) ? { wallet_id: event.walletId } : null,
   evolve(row, event) {
     if (!countedViewCall(event)) return row;
     const recent = [...row?.recent ?? [], event.recordedAt.toISOString()];
     return { wallet_id: event.walletId, recent: recent.slice(-VIEW_CALLS_PER_MINUTE) };
   },
-  keyRow: (event) => ({ wallet_id: event.walletId }),
   readsPrevious: true,
   removedWithWallet: true,
-};
+});
 
 /** A wallet's latest free-view calls as a ledger read, current with the batch's own calls. */
 export const viewCallsRead = rowRead<string, ViewCallsRow>(viewCallsProjection, {
   name: "view calls",
-  id: (walletId) => walletId,
+  keyRow: (walletId) => ({ wallet_id: walletId }),
   async load(sql, walletIds) {
-    const rows = await sql<ViewCallsRow[]>`
+    return await sql<ViewCallsRow[]>`
       select wallet_id, recent from view_calls where wallet_id = any(${walletIds})`;
-    return new Map(rows.map((row) => [row.wallet_id, row]));
   },
 });

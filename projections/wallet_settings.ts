@@ -2,7 +2,7 @@
 // whether its owner confirmed it, from the link last sent) and the key alert deliveries are signed with.
 import type { Queryable } from "../src/db/connect.ts";
 import type { EventData } from "../events/catalogue.ts";
-import { type Projection, rowRead } from "./projection.ts";
+import { defineProjection, rowRead } from "./projection.ts";
 
 export type LowBalanceWebhook = NonNullable<EventData<"LowBalanceSettingsChanged">["webhook"]>;
 
@@ -19,7 +19,7 @@ export interface WalletSettingsRow {
   email_link_expires_at: Date | null;
 }
 
-export const walletSettingsProjection: Projection<WalletSettingsRow> = {
+export const walletSettingsProjection = defineProjection<WalletSettingsRow>({
   table: "wallet_settings",
   columns: [
     "wallet_id",
@@ -32,9 +32,9 @@ export const walletSettingsProjection: Projection<WalletSettingsRow> = {
     "email_link_expires_at",
   ],
   keyColumns: ["wallet_id"],
-  keyOf: (event) =>
+  keyRow: (event) =>
     event.type === "LowBalanceSettingsChanged" || event.type === "AlertEmailConfirmed"
-      ? event.walletId
+      ? { wallet_id: event.walletId }
       : null,
   evolve(row, event) {
     if (event.type === "AlertEmailConfirmed") {
@@ -56,11 +56,10 @@ export const walletSettingsProjection: Projection<WalletSettingsRow> = {
         : (event.data.email === undefined ? null : row?.email_link_expires_at ?? null),
     };
   },
-  keyRow: (event) => ({ wallet_id: event.walletId }),
   // AlertEmailConfirmed changes one column of the row; the rows are few (one per wallet with settings).
   readsPrevious: true,
   removedWithWallet: true,
-};
+});
 
 export async function findWalletSettings(
   sql: Queryable,
@@ -73,11 +72,8 @@ export async function findWalletSettings(
 /** A wallet's alert settings as a ledger read. */
 export const walletSettingsRead = rowRead<string, WalletSettingsRow>(walletSettingsProjection, {
   name: "wallet settings",
-  id: (walletId) => walletId,
+  keyRow: (walletId) => ({ wallet_id: walletId }),
   async load(sql, walletIds) {
-    const rows = await sql<
-      WalletSettingsRow[]
-    >`select * from wallet_settings where wallet_id = any(${walletIds})`;
-    return new Map(rows.map((row) => [row.wallet_id, row]));
+    return await sql<WalletSettingsRow[]>`select * from wallet_settings where wallet_id = any(${walletIds})`;
   },
 });

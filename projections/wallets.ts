@@ -3,7 +3,8 @@
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 import { creditChange } from "../events/money.ts";
-import type { Projection } from "./projection.ts";
+import { defineProjection } from "./projection.ts";
+import type { LogEndpoint } from "./call_logs.ts";
 import { updateRows, writeRows } from "./projection_sql.ts";
 
 export interface WalletRow {
@@ -54,7 +55,7 @@ const COLUMNS = [
  * Calls made with the token: only these keep a wallet from deactivation (CONTRACT section 3).
  * Emails and scheduled runs are billed to the wallet but nobody used the token for them.
  */
-const USED_BY_TOKEN = new Set(["kv", "token", "webhook"]);
+const USED_BY_TOKEN: ReadonlySet<string> = new Set<LogEndpoint>(["kv", "token", "webhook"]);
 
 /**
  * The allowance of free calls: calls made with the token or a key that charge nothing (free routes,
@@ -66,7 +67,7 @@ const USED_BY_TOKEN = new Set(["kv", "token", "webhook"]);
 export const FREE_CALLS_PER_MINUTE = 60;
 export const FREE_CALLS_PER_DAY = 600;
 export const REFUSED_MAILS_PER_DAY = 100;
-const MAIL_ENDPOINT = "email";
+const MAIL_ENDPOINT: LogEndpoint = "email";
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 
@@ -164,17 +165,16 @@ export function evolveWallet(row: WalletRow | undefined, event: StoredEvent): Wa
   return next;
 }
 
-export const walletsProjection: Projection<WalletRow> = {
+export const walletsProjection = defineProjection<WalletRow>({
   table: "wallets",
   // The balance the audit checks stays after an erasure; the row only turns deactivated.
   keptWhenErased: true,
   columns: COLUMNS,
   keyColumns: ["wallet_id"],
-  keyOf: (event) => event.walletId,
-  evolve: evolveWallet,
   keyRow: (event) => ({ wallet_id: event.walletId }),
+  evolve: evolveWallet,
   readsPrevious: true,
-};
+});
 
 /**
  * Writes many wallet rows at the end of a ledger batch: one UPDATE for the rows the batch found (and

@@ -4,7 +4,8 @@
 // webhook events, the attempts of its email and scheduled deliveries, its refused runs (a wallet
 // that cannot pay fails the run) and its recovers; a success ends a streak and its episode.
 import type { StoredEvent } from "../events/catalogue.ts";
-import { type Projection, type ReadKind, rowRead } from "./projection.ts";
+import { defineProjection, rowRead, walletRowsRead } from "./projection.ts";
+import { touchedWebhookRow, type WebhookKey, webhookKeyRow } from "./webhooks.ts";
 
 export interface WebhookHealthRow {
   wallet_id: string;
@@ -131,57 +132,32 @@ export function evolveHealth(
   return current;
 }
 
-export const webhookHealthProjection: Projection<WebhookHealthRow> = {
+export const webhookHealthProjection = defineProjection<WebhookHealthRow>({
   table: "webhook_health",
   columns: COLUMNS,
   keyColumns: ["wallet_id", "webhook_id"],
-  keyOf(event) {
-    const webhookId = webhookIdOf(event);
-    return webhookId === null ? null : JSON.stringify([event.walletId, webhookId]);
-  },
+  keyRow: (event) => touchedWebhookRow(event.walletId, webhookIdOf(event)),
   evolve: evolveHealth,
-  keyRow: (event) => ({ wallet_id: event.walletId, webhook_id: webhookIdOf(event)! }),
   readsPrevious: true,
   // A deactivated wallet's webhooks are gone (CONTRACT section 3).
   removedWithWallet: true,
-};
-
-export interface HealthKey {
-  walletId: string;
-  webhookId: string;
-}
+});
 
 /** One webhook's health as a ledger read (no row: a webhook from before the model, healthy). */
-export const webhookHealthRead = rowRead<HealthKey, WebhookHealthRow>(webhookHealthProjection, {
+export const webhookHealthRead = rowRead<WebhookKey, WebhookHealthRow>(webhookHealthProjection, {
   name: "webhook health",
-  id: ({ walletId, webhookId }) => JSON.stringify([walletId, webhookId]),
+  keyRow: webhookKeyRow,
   async load(sql, keys) {
-    const rows = await sql<WebhookHealthRow[]>`
+    return await sql<WebhookHealthRow[]>`
       select h.* from jsonb_to_recordset(${sql.json(keys as never)}) as x("walletId" text, "webhookId" text)
       join webhook_health h on h.wallet_id = x."walletId" and h.webhook_id = x."webhookId"`;
-    return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.webhook_id]), row]));
   },
 });
 
 /** All of a wallet's webhook health rows by webhook id, as a ledger read (the webhook list). */
-export const walletHealthRead: ReadKind<string, Map<string, WebhookHealthRow>> = {
+export const walletHealthRead = walletRowsRead(webhookHealthProjection, {
   name: "wallet webhook health",
-  id: (walletId) => walletId,
   async load(sql, walletIds) {
-    const rows = await sql<
-      WebhookHealthRow[]
-    >`select * from webhook_health where wallet_id = any(${walletIds})`;
-    const found = new Map(walletIds.map((id) => [id, new Map<string, WebhookHealthRow>()]));
-    for (const row of rows) found.get(row.wallet_id)!.set(row.webhook_id, row);
-    return found;
+    return await sql<WebhookHealthRow[]>`select * from webhook_health where wallet_id = any(${walletIds})`;
   },
-  touches: (event) => webhookIdOf(event) === null ? [] : [event.walletId],
-  evolve(rows, event) {
-    const next = new Map(rows);
-    const webhookId = webhookIdOf(event)!;
-    const row = evolveHealth(next.get(webhookId), event);
-    if (row) next.set(webhookId, row);
-    else next.delete(webhookId);
-    return next;
-  },
-};
+});

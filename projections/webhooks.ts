@@ -3,7 +3,7 @@
 // The only place a configuration becomes a row and a row a configuration.
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
-import type { Projection, ReadKind } from "./projection.ts";
+import { defineProjection, type ReadKind, rowId } from "./projection.ts";
 import type { MailboxWebhook, WebhookConfig } from "../src/webhooks/config/config.ts";
 import { configFromEvent, mailboxAddress } from "../src/webhooks/config/event_data.ts";
 import type { EmailFormat } from "../src/webhooks/payloads.ts";
@@ -90,33 +90,51 @@ const COLUMNS = [
   "created_at",
 ] as const;
 
-function isWebhookEvent(event: StoredEvent): boolean {
+type WebhookEvent = Extract<StoredEvent, { type: "WebhookCreated" | "WebhookUpdated" | "WebhookDeleted" }>;
+
+function isWebhookEvent(event: StoredEvent): event is WebhookEvent {
   return event.type === "WebhookCreated" || event.type === "WebhookUpdated" ||
     event.type === "WebhookDeleted";
 }
 
-export const webhooksProjection: Projection<WebhookRow> = {
+export interface WebhookKey {
+  walletId: string;
+  webhookId: string;
+}
+
+/** The key columns of a webhook's row, in each model kept per webhook: this one, schedules, health. */
+export function webhookKeyRow(
+  { walletId, webhookId }: WebhookKey,
+): Pick<WebhookRow, "wallet_id" | "webhook_id"> {
+  return { wallet_id: walletId, webhook_id: webhookId };
+}
+
+/** The key columns of the per-webhook row an event touches, given the webhook it names (null: none). */
+export function touchedWebhookRow(
+  walletId: string,
+  webhookId: string | null,
+): Pick<WebhookRow, "wallet_id" | "webhook_id"> | null {
+  return webhookId === null ? null : webhookKeyRow({ walletId, webhookId });
+}
+
+export const webhooksProjection = defineProjection<WebhookRow>({
   table: "webhooks",
   columns: COLUMNS,
   keyColumns: ["wallet_id", "webhook_id"],
-  keyOf(event) {
-    if (!isWebhookEvent(event)) return null;
-    return JSON.stringify([event.walletId, (event.data as { webhookId: string }).webhookId]);
-  },
+  keyRow: (event) =>
+    isWebhookEvent(event)
+      ? webhookKeyRow({ walletId: event.walletId, webhookId: event.data.webhookId })
+      : null,
   evolve(_row, event) {
     if (event.type === "WebhookCreated" || event.type === "WebhookUpdated") {
       return rowFromConfig(event.walletId, configFromEvent(event.data));
     }
     return undefined;
   },
-  keyRow: (event) => ({
-    wallet_id: event.walletId,
-    webhook_id: (event.data as { webhookId: string }).webhookId,
-  }),
   readsPrevious: false,
   // A deactivated wallet's webhooks and mailboxes are gone (CONTRACT section 3).
   removedWithWallet: true,
-};
+});
 
 /** One webhook of a wallet, or undefined. */
 export async function findWebhook(
@@ -129,22 +147,17 @@ export async function findWebhook(
   return row && configFromRow(row);
 }
 
-export interface WebhookKey {
-  walletId: string;
-  webhookId: string;
-}
-
 /** One webhook's configuration as a ledger read. */
 export const webhookRead: ReadKind<WebhookKey, WebhookConfig> = {
   name: "webhook",
-  id: ({ walletId, webhookId }) => JSON.stringify([walletId, webhookId]),
+  id: (key) => rowId(webhooksProjection.keyColumns, webhookKeyRow(key)),
   async load(sql, keys) {
     const rows = await sql<WebhookRow[]>`
       select h.* from unnest(${keys.map((k) => k.walletId)}::text[], ${
       keys.map((k) => k.webhookId)
     }::text[]) as x(w, id)
       cross join lateral (select * from webhooks e where e.wallet_id = x.w and e.webhook_id = x.id) h`;
-    return new Map(rows.map((row) => [JSON.stringify([row.wallet_id, row.webhook_id]), configFromRow(row)]));
+    return new Map(rows.map((row) => [rowId(webhooksProjection.keyColumns, row), configFromRow(row)]));
   },
   touches(event) {
     const key = webhooksProjection.keyOf(event);

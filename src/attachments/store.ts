@@ -7,18 +7,16 @@ import type { Effect } from "../ledger/command.ts";
 import type { EffectApplier } from "../ledger/pending_writes.ts";
 import type { ReadKind } from "../../projections/projection.ts";
 import type { StoredEvent } from "../../events/catalogue.ts";
-import { maintainPartitions, type PartitionUpkeep, type TimePartitioning } from "../db/partitions.ts";
+import {
+  expiryPartitioning,
+  maintainPartitions,
+  type PartitionUpkeep,
+  type TimePartitioning,
+} from "../db/partitions.ts";
 
 export const ATTACHMENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
-const HOUR_MS = 3600 * 1000;
 
-/** Like the call logs: 12-hour partitions by expiry, a day ahead of the furthest new expiry. */
-export const ATTACHMENT_PARTITIONING: TimePartitioning = {
-  table: "attachments",
-  column: "expires_at",
-  widthMs: 12 * HOUR_MS,
-  aheadMs: ATTACHMENT_RETENTION_MS + 24 * HOUR_MS,
-};
+export const ATTACHMENT_PARTITIONING = expiryPartitioning("attachments", ATTACHMENT_RETENTION_MS);
 
 /** The per-wallet byte counts, in the same partitions as the files they count. */
 export const ATTACHMENT_USAGE_PARTITIONING: TimePartitioning = {

@@ -13,6 +13,17 @@ export interface TimePartitioning {
   aheadMs: number;
 }
 
+const HOUR_MS = 3600 * 1000;
+
+/**
+ * Partitions of 12 hours by `expires_at` for rows kept `retentionMs` after they are written: one is
+ * dropped at the first sweep after its last row expired, well within the day a spec allows, and they
+ * exist a day beyond the furthest expiry a new row gets.
+ */
+export function expiryPartitioning(table: string, retentionMs: number): TimePartitioning {
+  return { table, column: "expires_at", widthMs: 12 * HOUR_MS, aheadMs: retentionMs + 24 * HOUR_MS };
+}
+
 export interface PartitionRange {
   name: string;
   from: Date;

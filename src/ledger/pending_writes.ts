@@ -5,7 +5,7 @@
 import type { Tx } from "../db/connect.ts";
 import { appendStaged, stageEvents } from "../../events/store.ts";
 import type { NewEvent, StoredEvent } from "../../events/catalogue.ts";
-import { type Projection, removesWalletRows } from "../../projections/projection.ts";
+import { type Projection, removesWalletRows, rowId } from "../../projections/projection.ts";
 import { loadRows, type RowChanges, writeRows } from "../../projections/projection_sql.ts";
 import { INLINE_PROJECTIONS } from "../../projections/mod.ts";
 import { evolveWallet, saveWallets, type WalletRow } from "../../projections/wallets.ts";
@@ -101,6 +101,7 @@ export class PendingWrites {
 
   /** The batch's events folded into one model: the final row of every key they touch. */
   async #changesOf(tx: Tx, projection: Projection<any>): Promise<RowChanges> {
+    if (projection.insertOnly) return this.#insertedRows(projection);
     const removedWallets = new Set<string>();
     const touched = new Map<string, { walletId: string; key: Row; events: StoredEvent[] }>();
     for (const event of this.events) {
@@ -109,17 +110,12 @@ export class PendingWrites {
         for (const [id, entry] of touched) if (entry.walletId === event.walletId) touched.delete(id);
         continue;
       }
-      const id = projection.keyOf(event);
-      if (id === null) continue;
+      const key = projection.keyRow(event);
+      if (key === null) continue;
+      const id = rowId(projection.keyColumns, key);
       const entry = touched.get(id);
       if (entry) entry.events.push(event);
-      else touched.set(id, { walletId: event.walletId, key: projection.keyRow(event), events: [event] });
-    }
-    if (projection.insertOnly) {
-      const written = [...touched.values()].flatMap((e) =>
-        e.events.map((ev) => projection.evolve(undefined, ev))
-      );
-      return { removedWallets: [...removedWallets], deleted: [], written: written.filter(Boolean) };
+      else touched.set(id, { walletId: event.walletId, key, events: [event] });
     }
     const previous = await this.#previousRows(tx, projection, touched, removedWallets);
     const deleted: Row[] = [];
@@ -134,6 +130,23 @@ export class PendingWrites {
     return { removedWallets: [...removedWallets], deleted, written };
   }
 
+  /** An insert-only model's rows: one per event, none read back, none of a wallet removed after it. */
+  #insertedRows(projection: Projection<any>): RowChanges {
+    const removedWallets = new Set<string>();
+    let written: Row[] = [];
+    for (const event of this.events) {
+      if (removesWalletRows(projection, event)) {
+        removedWallets.add(event.walletId);
+        written = written.filter((row) => row.wallet_id !== event.walletId);
+        continue;
+      }
+      if (projection.keyRow(event) === null) continue;
+      const row = projection.evolve(undefined, event);
+      if (row) written.push(row);
+    }
+    return { removedWallets: [...removedWallets], deleted: [], written };
+  }
+
   /** The current rows of the touched keys, for models whose fold needs them (one statement). */
   async #previousRows(
     tx: Tx,
@@ -144,10 +157,14 @@ export class PendingWrites {
     const found = new Map<string, Row>();
     if (!projection.readsPrevious || touched.size === 0) return found;
     const keys = [...touched.values()].filter((e) => !removedWallets.has(e.walletId)).map((e) => e.key);
-    const columns = projection.keyColumns as readonly string[];
-    const idOf = (row: Row) => JSON.stringify(columns.map((c) => row[c]));
-    const byKey = new Map([...touched].map(([id, e]) => [idOf(e.key), id]));
-    for (const row of await loadRows(tx, projection, keys)) found.set(byKey.get(idOf(row))!, row);
+    for (const row of await loadRows(tx, projection, keys)) {
+      const id = rowId(projection.keyColumns, row);
+      // A row under an id no event gave would be folded from nothing and written over: refuse it.
+      if (!touched.has(id)) {
+        throw new Error(`Table "${projection.table}" loaded row ${id}, a key no event touched`);
+      }
+      found.set(id, row);
+    }
     return found;
   }
 }

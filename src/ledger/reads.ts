@@ -46,6 +46,13 @@ export class BatchReads {
   async load(sql: Queryable, now: Date): Promise<void> {
     await Promise.all([...this.#kinds.values()].map(async ({ kind, entries }) => {
       const found = await kind.load(sql, [...entries.values()].map((e) => e.key), now);
+      // An id the kind's keys do not give means its id and its loader disagree: every read of the
+      // row would find nothing (a KV 404, say), so this fails instead.
+      for (const id of found.keys()) {
+        if (!entries.has(id)) {
+          throw new Error(`Read "${kind.name}" loaded a value under id ${id}, which no key has`);
+        }
+      }
       for (const [id, entry] of entries) entry.value = found.get(id);
     }));
   }

@@ -3,7 +3,7 @@
 // settled by the run's own transaction, under the wallet's lock (see scheduler.ts).
 import type { Queryable, Sql } from "../db/connect.ts";
 import { randomId } from "../ids.ts";
-import type { ReadKind } from "../../projections/projection.ts";
+import { type ReadKind, rowId } from "../../projections/projection.ts";
 import type { Effect } from "../ledger/command.ts";
 import type { EffectApplier } from "../ledger/pending_writes.ts";
 
@@ -51,8 +51,8 @@ export async function claimDueRuns(
   }));
 }
 
-const claimId = (claim: ScheduleClaim) =>
-  JSON.stringify([claim.walletId, claim.webhookId, claim.plannedAt.toISOString(), claim.token]);
+// The planned time goes in as its ISO text (Date's toJSON).
+const claimId = (claim: ScheduleClaim) => rowId(["walletId", "webhookId", "plannedAt", "token"], claim);
 
 /** Whether the claim is still this instance's (a ledger read; the run's schedule lock keeps it so). */
 export const claimHeldRead: ReadKind<ScheduleClaim, true> = {

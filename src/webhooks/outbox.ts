@@ -6,7 +6,7 @@
 // receivers' answers, so it can be shown and sent again, until its time partition is dropped.
 import type { Queryable, Sql } from "../db/connect.ts";
 import { DELIVERY_RETENTION_MS } from "./delivery_retention_rules.ts";
-import type { ReadKind } from "../../projections/projection.ts";
+import { type ReadKind, rowId } from "../../projections/projection.ts";
 import type { Effect } from "../ledger/command.ts";
 import type { EffectApplier } from "../ledger/pending_writes.ts";
 import type { EmailPayload, ScheduledRunPayload } from "./payloads.ts";
@@ -315,7 +315,7 @@ export interface ClaimKey {
  */
 export const deliveryClaimRead: ReadKind<ClaimKey, true> = {
   name: "delivery claim",
-  id: ({ walletId, id, claimToken }) => JSON.stringify([walletId, id, claimToken]),
+  id: (key) => rowId(["walletId", "id", "claimToken"], key),
   async load(sql: Queryable, keys) {
     const rows = await sql<ClaimKey[]>`
       select d.wallet_id as "walletId", d.id, d.claim_token as "claimToken"
