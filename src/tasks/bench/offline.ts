@@ -85,7 +85,8 @@ export interface SweepPoint {
   rowDeleteRows: number;
 }
 
-const HOUR_MS = 3600 * 1000;
+/** The call logs' partition width: each sweep point expires one partition whole. */
+const PARTITION_MS = CALL_LOG_PARTITIONING.widthMs;
 
 /**
  * The call-log sweep at two table sizes: rows are seeded with expiries filling the retention
@@ -96,23 +97,23 @@ const HOUR_MS = 3600 * 1000;
  */
 export async function measureSweep(sql: Sql, sizes: [number, number]): Promise<SweepPoint[]> {
   await migrate(sql);
-  const start = new Date(Math.floor(Date.now() / (12 * HOUR_MS)) * 12 * HOUR_MS);
+  const start = new Date(Math.floor(Date.now() / PARTITION_MS) * PARTITION_MS);
   const points: SweepPoint[] = [];
   let seeded = 0;
   for (const [i, size] of sizes.entries()) {
-    const from = new Date(start.getTime() + i * 12 * HOUR_MS);
+    const from = new Date(start.getTime() + i * PARTITION_MS);
     await createPartitions(sql, CALL_LOG_PARTITIONING, from);
     await seedCallLogs(sql, size - seeded, from, seeded);
     seeded = size;
     await sql`analyze call_logs`;
-    const now = new Date(from.getTime() + 12 * HOUR_MS + 60_000);
+    const now = new Date(from.getTime() + PARTITION_MS + 60_000);
     const [{ expiring }] =
       await sql`select count(*)::bigint as expiring from call_logs where expires_at <= ${now}`;
     const started = performance.now();
     const upkeep = await sweepExpiredCallLogs(sql, now);
     const seconds = (performance.now() - started) / 1000;
     const deleteStarted = performance.now();
-    const later = new Date(now.getTime() + 12 * HOUR_MS);
+    const later = new Date(now.getTime() + PARTITION_MS);
     const [{ deleted }] = await sql`
       with gone as (delete from call_logs where expires_at <= ${later} returning 1) select count(*) as deleted from gone`;
     points.push({
