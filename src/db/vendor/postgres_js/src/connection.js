@@ -20,6 +20,13 @@
 //    PgBouncer 1.18 released the server at the ReadyForQuery of a query pipelined ahead of it and
 //    dropped the Describe's answer, so the query never settled (tests/pooler_pipeline_test.ts).
 //    With prepare: true (straight to PostgreSQL) nothing changes.
+// 7. sql.begin() reserves its connection in the BEGIN's `onexecute` hook, which execute() ran only
+//    while the connection could take more queries: a BEGIN that filled the pipeline (max_pipeline),
+//    or one queued behind an unsent query (patch 6), went out on a connection left in the pool, so
+//    begin() failed with an uncaught TypeError and the session stayed inside that transaction for
+//    whatever came next (#1189, #823; pull request #1218 is still open). The hook now runs whenever
+//    the BEGIN is written or queued on the connection, and such a query never lets the pool pipeline
+//    more behind it (as before: the hook returned nothing) (tests/db_driver_begin_test.ts).
 import net from 'node:net'
 import tls from 'node:tls'
 import crypto from 'node:crypto'
@@ -197,13 +204,19 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
       build(q)
       if (query !== q && (behindUnsent || mustWait(q))) { // [patch] 6: activate() writes it later
         q.unsent = toBuffer(q)
+        q.options.onexecute && q.options.onexecute(connection) // [patch] 7: queued here, so reserved here
         return false
       }
-      return write(toBuffer(q))
+      const session = connection.session // [patch] 7
+      const written = write(toBuffer(q))
+      if (q.options.onexecute) { // [patch] 7: BEGIN is on its way, however full the pipeline
+        connection.session === session && q.options.onexecute(connection) // [patch] 7: unless the write ended it
+        return false
+      }
+      return written // [patch] 7
         && !q.describeFirst
         && !q.cursorFn
         && sent.length < max_pipeline
-        && (!q.options.onexecute || q.options.onexecute(connection))
     } catch (error) {
       sent.length === 0 && write(Sync)
       errored(error)
