@@ -27,6 +27,12 @@
 //    whatever came next (#1189, #823; pull request #1218 is still open). The hook now runs whenever
 //    the BEGIN is written or queued on the connection, and such a query never lets the pool pipeline
 //    more behind it (as before: the hook returned nothing) (tests/db_driver_begin_test.ts).
+// 8. closed() did patch 3's forgetting only for a session that had run its first query: one lost
+//    while it fetched the array types (a restart's FATAL 57P01) left its query and error response to
+//    the next session, whose startup then failed the caller's first query, never sent, with the old
+//    backend's error and skipped the types, so arrays came back as strings until the connection
+//    closed. Now the lost session's own query is settled and forgotten there too, and the next
+//    session fetches the types and runs the caller's query (tests/db_driver_array_types_test.ts).
 import net from 'node:net'
 import tls from 'node:tls'
 import crypto from 'node:crypto'
@@ -515,8 +521,13 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     socket.removeAllListeners()
     socket = null
 
-    if (initial)
+    if (initial) { // [patch] 8: the first query is not sent yet; the next session runs it, clean
+      query && queryError(query, Errors.connection('CONNECTION_CLOSED', options)) // [patch] 8
+      query = results = errorResponse = null // [patch] 8
+      result = new Result() // [patch] 8
+      rows = 0 // [patch] 8
       return reconnect()
+    } // [patch] 8
 
     !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
     query = results = errorResponse = null // [patch] 3: all of them were settled above
