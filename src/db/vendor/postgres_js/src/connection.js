@@ -14,7 +14,7 @@
 //    dead transaction's statements (its rollback, or worse its next insert) never run on the next
 //    session, outside any transaction or inside someone else's (#1216).
 // 5. A connection lost while it fetches the array types rejected a promise nobody handled, which
-//    ends a Deno process; the next session fetches them again anyway.
+//    ends a Deno process; the next session fetches them again anyway (see 8) (#1192, #1205, #279).
 // 6. With prepare: false (behind a transaction-mode pooler) a query with parameters, sent as
 //    Parse/Describe/Flush, is written only once every query before it on the connection has settled:
 //    PgBouncer 1.18 released the server at the ReadyForQuery of a query pipelined ahead of it and
@@ -32,7 +32,7 @@
 //    the next session, whose startup then failed the caller's first query, never sent, with the old
 //    backend's error and skipped the types, so arrays came back as strings until the connection
 //    closed. Now the lost session's own query is settled and forgotten there too, and the next
-//    session fetches the types and runs the caller's query (tests/db_driver_array_types_test.ts).
+//    session fetches the types and runs the caller's query (#1223; tests/db_driver_array_types_test.ts).
 import net from 'node:net'
 import tls from 'node:tls'
 import crypto from 'node:crypto'
