@@ -8,7 +8,8 @@
 //    cancelled but left set made every later write wait for a flush that never came, and old bytes
 //    went out ahead of the next connection's startup message.
 // 3. closed() forgets the lost session's query, results and error response, so the next session's
-//    first query is neither answered with the old backend's error nor mistaken for the old one.
+//    first query is neither answered with the old backend's error nor mistaken for the old one
+//    (tests/db_driver_lost_session_test.ts).
 // 4. `session` counts the sessions of a connection (it grows when one is lost): sql.begin() and
 //    sql.reserve() in index.js refuse to send a query once the session they began on is gone, so a
 //    dead transaction's statements (its rollback, or worse its next insert) never run on the next
