@@ -2,7 +2,7 @@
 // transactions and plain queries under load while every connection is cut again and again and new
 // ones are refused for a while. postgres.js 3.4.9 as published ends the process here with an
 // uncaught "Cannot read properties of null (reading 'write')" or leaves pooled connections that
-// never answer again; the patched copy (src/db/postgres_js) must fail only the work in flight, with
+// never answer again; the patched copy (src/db/vendor/postgres_js) must fail only the work in flight, with
 // errors the service classifies as "database unavailable", keep every transaction whole, and serve
 // again as soon as the proxy lets it.
 import assert from "node:assert/strict";

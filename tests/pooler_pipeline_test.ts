@@ -3,7 +3,7 @@
 // types are known; PgBouncer only counts the Syncs a client sent, so behind a query ending in Sync
 // it gave the server back to its pool at that query's ReadyForQuery and dropped the Describe's
 // answer ("got packet '1' from server when not linked"): the query never settled. The patched
-// driver (src/db/postgres_js, patch 6) writes such a query only once those before it have settled.
+// driver (src/db/vendor/postgres_js, patch 6) writes such a query only once those before it have settled.
 import assert from "node:assert/strict";
 import { openDatabase } from "../src/db/connect.ts";
 import { withDeadline } from "../src/db/deadline.ts";

@@ -1,6 +1,6 @@
 // Opens the database: real Postgres when DATABASE_URL is set, otherwise an embedded PGlite in
 // DATA_DIR served to the same postgres.js driver through an in-process socket (one driver, one dialect).
-// "postgres" is this project's patched copy of postgres.js (src/db/postgres_js), which survives lost
+// "postgres" is this project's patched copy of postgres.js (src/db/vendor/postgres_js), which survives lost
 // connections; connections that fail are opened again on demand, quickly. It is a local ES module
 // mapped in deno.json, not an npm link: Deno copies a linked package into node_modules at every
 // start, which races with the processes loading it.

@@ -1,6 +1,7 @@
 // A TCP proxy on 127.0.0.1 between the service and Postgres that breaks the database the ways a
 // network and a restart do: it cuts every open connection, refuses new ones for a while (its port
-// closes, so connecting fails with ECONNREFUSED as with a stopped server), and delays traffic.
+// closes, so connecting fails with ECONNREFUSED as with a stopped server), delays traffic, and
+// stalls a client at a chosen message so that a fault can strike the session at that point.
 
 export interface FaultProxy {
   port: number;
@@ -16,6 +17,11 @@ export interface FaultProxy {
   accept(): void;
   /** Delays every chunk by `ms` in each direction (0: none), keeping their order. */
   setLatency(ms: number): void;
+  /**
+   * Once: the first client chunk containing `text`, and everything that client sends after it, is
+   * never delivered, so the server sees an idle session. Resolves when that chunk arrives.
+   */
+  stallOn(text: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -23,6 +29,7 @@ interface Link {
   client: Deno.TcpConn;
   server: Deno.TcpConn;
   closed: boolean;
+  stalled: boolean;
 }
 
 export function startFaultProxy(target: { hostname: string; port: number }): FaultProxy {
@@ -30,6 +37,7 @@ export function startFaultProxy(target: { hostname: string; port: number }): Fau
   const port = (listener.addr as Deno.NetAddr).port;
   const links = new Set<Link>();
   let latencyMs = 0;
+  let stall: { text: string; reached: () => void } | undefined;
   let accepting = acceptLoop(listener);
 
   async function acceptLoop(current: Deno.TcpListener) {
@@ -42,7 +50,7 @@ export function startFaultProxy(target: { hostname: string; port: number }): Fau
           client.close();
           continue;
         }
-        const link: Link = { client, server, closed: false };
+        const link: Link = { client, server, closed: false, stalled: false };
         links.add(link);
         Promise.all([pipe(link, client, server), pipe(link, server, client)]).finally(() => shut(link));
       }
@@ -60,6 +68,7 @@ export function startFaultProxy(target: { hostname: string; port: number }): Fau
         const n = await from.read(buffer);
         if (n === null) break;
         const chunk = buffer.slice(0, n);
+        if (from === link.client && stalls(link, chunk)) continue;
         const due = performance.now() + latencyMs;
         // Chained: order is kept, and reading goes on while earlier chunks wait.
         writing = writing.then(async () => {
@@ -73,6 +82,15 @@ export function startFaultProxy(target: { hostname: string; port: number }): Fau
       // The other side went away, or cut() closed this one.
     }
     shut(link);
+  }
+
+  function stalls(link: Link, chunk: Uint8Array): boolean {
+    if (!link.stalled && stall && new TextDecoder().decode(chunk).includes(stall.text)) {
+      link.stalled = true;
+      stall.reached();
+      stall = undefined;
+    }
+    return link.stalled;
   }
 
   function shut(link: Link) {
@@ -111,6 +129,9 @@ export function startFaultProxy(target: { hostname: string; port: number }): Fau
     },
     setLatency(ms) {
       latencyMs = ms;
+    },
+    stallOn(text) {
+      return new Promise((reached) => stall = { text, reached });
     },
     async close() {
       listener?.close();

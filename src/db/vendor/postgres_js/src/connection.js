@@ -8,18 +8,32 @@
 //    cancelled but left set made every later write wait for a flush that never came, and old bytes
 //    went out ahead of the next connection's startup message.
 // 3. closed() forgets the lost session's query, results and error response, so the next session's
-//    first query is neither answered with the old backend's error nor mistaken for the old one.
+//    first query is neither answered with the old backend's error nor mistaken for the old one
+//    (tests/db_driver_lost_session_test.ts).
 // 4. `session` counts the sessions of a connection (it grows when one is lost): sql.begin() and
 //    sql.reserve() in index.js refuse to send a query once the session they began on is gone, so a
 //    dead transaction's statements (its rollback, or worse its next insert) never run on the next
 //    session, outside any transaction or inside someone else's (#1216).
 // 5. A connection lost while it fetches the array types rejected a promise nobody handled, which
-//    ends a Deno process; the next session fetches them again anyway.
+//    ends a Deno process; the next session fetches them again anyway (see 8) (#1192, #1205, #279).
 // 6. With prepare: false (behind a transaction-mode pooler) a query with parameters, sent as
 //    Parse/Describe/Flush, is written only once every query before it on the connection has settled:
 //    PgBouncer 1.18 released the server at the ReadyForQuery of a query pipelined ahead of it and
 //    dropped the Describe's answer, so the query never settled (tests/pooler_pipeline_test.ts).
 //    With prepare: true (straight to PostgreSQL) nothing changes.
+// 7. sql.begin() reserves its connection in the BEGIN's `onexecute` hook, which execute() ran only
+//    while the connection could take more queries: a BEGIN that filled the pipeline (max_pipeline),
+//    or one queued behind an unsent query (patch 6), went out on a connection left in the pool, so
+//    begin() failed with an uncaught TypeError and the session stayed inside that transaction for
+//    whatever came next (#1189, #823; pull request #1218 is still open). The hook now runs whenever
+//    the BEGIN is written or queued on the connection, and such a query never lets the pool pipeline
+//    more behind it (as before: the hook returned nothing) (tests/db_driver_begin_test.ts).
+// 8. closed() did patch 3's forgetting only for a session that had run its first query: one lost
+//    while it fetched the array types (a restart's FATAL 57P01) left its query and error response to
+//    the next session, whose startup then failed the caller's first query, never sent, with the old
+//    backend's error and skipped the types, so arrays came back as strings until the connection
+//    closed. Now the lost session's own query is settled and forgotten there too, and the next
+//    session fetches the types and runs the caller's query (#1223; tests/db_driver_array_types_test.ts).
 import net from 'node:net'
 import tls from 'node:tls'
 import crypto from 'node:crypto'
@@ -197,13 +211,19 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
       build(q)
       if (query !== q && (behindUnsent || mustWait(q))) { // [patch] 6: activate() writes it later
         q.unsent = toBuffer(q)
+        q.options.onexecute && q.options.onexecute(connection) // [patch] 7: queued here, so reserved here
         return false
       }
-      return write(toBuffer(q))
+      const session = connection.session // [patch] 7
+      const written = write(toBuffer(q))
+      if (q.options.onexecute) { // [patch] 7: BEGIN is on its way, however full the pipeline
+        connection.session === session && q.options.onexecute(connection) // [patch] 7: unless the write ended it
+        return false
+      }
+      return written // [patch] 7
         && !q.describeFirst
         && !q.cursorFn
         && sent.length < max_pipeline
-        && (!q.options.onexecute || q.options.onexecute(connection))
     } catch (error) {
       sent.length === 0 && write(Sync)
       errored(error)
@@ -502,8 +522,13 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     socket.removeAllListeners()
     socket = null
 
-    if (initial)
+    if (initial) { // [patch] 8: the first query is not sent yet; the next session runs it, clean
+      query && queryError(query, Errors.connection('CONNECTION_CLOSED', options)) // [patch] 8
+      query = results = errorResponse = null // [patch] 8
+      result = new Result() // [patch] 8
+      rows = 0 // [patch] 8
       return reconnect()
+    } // [patch] 8
 
     !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
     query = results = errorResponse = null // [patch] 3: all of them were settled above
