@@ -69,8 +69,8 @@ export const ALLOWED_BACK_UP: [string, string][] = [
 
 export const RULES: LayoutRules = { floors: FLOORS, allowed: ALLOWED_BACK_UP };
 
-/** Left out of the picture: the vendored driver (src/db/postgres_js/, upstream's code). */
-const LEFT_OUT = ["src/db/postgres_js/"];
+/** Left out of the picture: the vendored driver (src/db/vendor/, upstream's code). */
+const LEFT_OUT = ["src/db/vendor/"];
 const TOP_FOLDERS = ["src", "events", "projections"];
 
 /** The source files under the top folders, as paths from `root` (a directory URL). */
