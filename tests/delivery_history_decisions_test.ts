@@ -19,7 +19,7 @@ import { cursorAfter, parseCursor } from "../src/webhooks/deliveries/view.ts";
 import { excerptOf } from "../src/webhooks/http_post.ts";
 import { endpointAlert } from "../src/alerts/endpoint_alert.ts";
 import { renderAlert } from "../src/alerts/format.ts";
-import { failure, type Reply } from "../src/http/reply.ts";
+import { failure, type Reply } from "../src/calls/reply.ts";
 import type { BilledCommand, CallDecision, DecideState } from "../src/ledger/command.ts";
 import type { ReadSet } from "../src/ledger/reads.ts";
 import { created, mailboxData, opened, scheduledData } from "./helpers/webhook_spec.ts";

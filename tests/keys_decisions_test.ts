@@ -8,9 +8,9 @@ import { read, type ReadSet } from "../src/ledger/reads.ts";
 import { kvEntryRead } from "../projections/kv.ts";
 import { scopedKeyRead, walletKeysRead } from "../projections/scoped_keys.ts";
 import { readValue, writeValue } from "../src/kv/commands.ts";
-import { commandOfKey, type KeyAccess, KEYS_NOT_ALLOWED } from "../src/keys/gate.ts";
+import { commandOfKey, type KeyAccess, KEYS_NOT_ALLOWED } from "../src/calls/key_gate.ts";
 import { createKey, keptCreation, listKeys, MAX_ACTIVE_KEYS, revokeKey } from "../src/keys/commands.ts";
-import { failure, type Reply } from "../src/http/reply.ts";
+import { failure, type Reply } from "../src/calls/reply.ts";
 
 const opened = [
   newEvent("WalletOpened", {}),

@@ -7,7 +7,7 @@ import { read, type ReadSet } from "../src/ledger/reads.ts";
 import { kvEntryRead } from "../projections/kv.ts";
 import { deleteValue, type KvReply, MAX_TTL_SECONDS, readValue, writeValue } from "../src/kv/commands.ts";
 import { ETAG_CONDITION, parseEtagCondition, type Preconditions } from "../src/kv/preconditions.ts";
-import { failure } from "../src/http/reply.ts";
+import { failure } from "../src/calls/reply.ts";
 
 const opened = [
   newEvent("WalletOpened", {}),

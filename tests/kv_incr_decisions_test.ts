@@ -13,7 +13,7 @@ import {
   MAX_TTL_SECONDS,
 } from "../src/kv/commands.ts";
 import { parseEtagCondition } from "../src/kv/preconditions.ts";
-import { failure } from "../src/http/reply.ts";
+import { failure } from "../src/calls/reply.ts";
 
 const opened = [
   newEvent("WalletOpened", {}),

@@ -8,7 +8,7 @@ import { type Read, read } from "../src/ledger/reads.ts";
 import { type KvBucketChanges, kvBucketChangesRead, type KvPage, kvPageRead } from "../projections/kv.ts";
 import { decodeCursor, encodeCursor, type KvListing, listKeys, utf8Length } from "../src/kv/listing.ts";
 import { compareKeys, prefixEnd } from "../src/kv/key_order.ts";
-import { failure, type Reply } from "../src/http/reply.ts";
+import { failure, type Reply } from "../src/calls/reply.ts";
 
 const opened = [
   newEvent("WalletOpened", {}),

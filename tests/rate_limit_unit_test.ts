@@ -2,7 +2,7 @@
 // waits; and the bounded cache of hashes that named nothing.
 import assert from "node:assert/strict";
 import { KeyedRateLimit, retryAfterSeconds } from "../src/http/rate_limit.ts";
-import { RecentCache } from "../src/http/wallet_cache.ts";
+import { RecentCache } from "../src/calls/wallet_cache.ts";
 
 Deno.test("a key makes perWindow calls at once, then one every windowMs / perWindow", () => {
   const limit = new KeyedRateLimit({ perWindow: 3, windowMs: 60_000, maxKeys: 10 });

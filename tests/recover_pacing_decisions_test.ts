@@ -11,7 +11,7 @@ import { evolveDelivery } from "../projections/delivery_history.ts";
 import { evolveHealth, healthyRow } from "../projections/webhook_health.ts";
 import type { DeliveryDetail } from "../projections/delivery_history_reads.ts";
 import { recoverDeliveries, recoverReads } from "../src/webhooks/deliveries/commands.ts";
-import { failure, type Reply } from "../src/http/reply.ts";
+import { failure, type Reply } from "../src/calls/reply.ts";
 import type { BilledCommand } from "../src/ledger/command.ts";
 import { created, mailboxData, opened } from "./helpers/webhook_spec.ts";
 

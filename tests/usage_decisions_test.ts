@@ -5,7 +5,7 @@ import { type NewEvent, newEvent } from "../events/catalogue.ts";
 import { decideBilled, NOW, stream, WALLET } from "./helpers/decider.ts";
 import type { BilledCommand } from "../src/ledger/command.ts";
 import type { ReadSet } from "../src/ledger/reads.ts";
-import { failure, type Reply } from "../src/http/reply.ts";
+import { failure, type Reply } from "../src/calls/reply.ts";
 import { type FreeView, ledgerView, usageView } from "../src/wallets/free_views.ts";
 import { usageOf, utcDay } from "../projections/daily_usage.ts";
 import { MOVEMENT_SCAN_EVENTS } from "../events/credit_movements.ts";

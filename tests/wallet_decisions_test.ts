@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { type NewEvent, newEvent } from "../events/catalogue.ts";
 import { decideBilled, decideUnbilled, NOW, stream, WALLET, walletAfter } from "./helpers/decider.ts";
 import type { BilledCommand, DecideState, Decision } from "../src/ledger/command.ts";
-import { failure, type Reply } from "../src/http/reply.ts";
+import { failure, type Reply } from "../src/calls/reply.ts";
 import { callLogPage, rechargeLink, walletInfo } from "../src/wallets/commands.ts";
 import { openWalletCommand, TOKEN_INTERVAL_MS } from "../src/wallets/open_wallet.ts";
 import { purchaseCommand } from "../src/payments/purchase.ts";

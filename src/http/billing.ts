@@ -3,18 +3,17 @@
 // command and answers with the billing headers, and a request the route's validator refuses is
 // billed at the same price.
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv, RouteBilling } from "./env.ts";
+import type { AppEnv } from "./env.ts";
+import type { RouteBilling } from "../calls/prices.ts";
 import type { DecideState, Decision, Idempotency } from "../ledger/command.ts";
 import type { ReadSet } from "../ledger/reads.ts";
 import { errorResponse, renderBody, UNAUTHORIZED } from "./errors.ts";
-import { failure, type Reply } from "./reply.ts";
+import { failure, type Reply } from "../calls/reply.ts";
 import { sha256Hex } from "../ids.ts";
 import { MAX_REQUEST_BODY_BYTES, readBodyBytes } from "./body.ts";
-import { isKeyRefusal, KEYS_NOT_ALLOWED } from "../keys/gate.ts";
-import { type Caller, runBilledCall } from "./billed_call.ts";
+import { isKeyRefusal, KEYS_NOT_ALLOWED } from "../calls/key_gate.ts";
+import { type Caller, runBilledCall } from "../calls/billed_call.ts";
 import { quoteInput } from "../storable_text.ts";
-
-export type { RouteBilling };
 
 /**
  * Declares the route's price; requireWallet comes before it. A scoped key on a route closed to
@@ -91,7 +90,9 @@ export async function billed<R extends ReadSet>(c: Context<AppEnv>, call: Billed
       endpoint: route.endpoint,
       startedAt: c.get("startedAt"),
     },
-    access: caller.key ? route.keys?.(c) : undefined,
+    access: caller.key
+      ? route.keys?.({ method: c.req.method, pathname: new URL(c.req.url).pathname })
+      : undefined,
     idempotency,
     reads: call.reads,
     decide,

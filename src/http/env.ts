@@ -3,17 +3,7 @@ import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
-import type { Context } from "hono";
-import type { LogEndpoint } from "../../projections/call_logs.ts";
-import type { KeyAccess } from "../keys/gate.ts";
-
-/** What a route costs and where its calls are logged (declared with billing() in its middleware). */
-export interface RouteBilling {
-  price: number;
-  endpoint: LogEndpoint;
-  /** What the request needs of a scoped key; absent: keys may not call the route (403). */
-  keys?: (c: Context<AppEnv>) => KeyAccess;
-}
+import type { RouteBilling } from "../calls/prices.ts";
 
 export interface Services {
   sql: Sql;

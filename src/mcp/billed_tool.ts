@@ -4,10 +4,10 @@ import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { DecideState, Decision } from "../ledger/command.ts";
 import type { ReadSet } from "../ledger/reads.ts";
-import type { RouteBilling } from "../http/billing.ts";
-import type { KeyAccess } from "../keys/gate.ts";
-import { failure, type Reply } from "../http/reply.ts";
-import type { Parsed } from "../http/validation.ts";
+import type { RouteBilling } from "../calls/prices.ts";
+import type { KeyAccess } from "../calls/key_gate.ts";
+import { failure, type Reply } from "../calls/reply.ts";
+import type { Parsed } from "../calls/parsed.ts";
 
 /** The REST call a tool call stands for. */
 export interface MirroredCall<R extends ReadSet = ReadSet> {

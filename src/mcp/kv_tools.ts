@@ -1,5 +1,5 @@
 // The key-value tools: each mirrors its REST call (src/http/routes/kv.ts) with the same field
-// rules (kv_schemas.ts), price, call log, reads and decision. A new KV call becomes a tool by one
+// rules (src/kv/schemas.ts), price, call log, reads and decision. A new KV call becomes a tool by one
 // more entry here. Arguments are JSON, so they can spell what REST's path and body cannot ("\ud800"):
 // every one is checked to be storable, as REST checks its parameters (parseParameters) and its body
 // (parseStorable).
@@ -9,16 +9,9 @@ import { kvBucketChangesRead, kvEntryRead, kvPageRead } from "../../projections/
 import { deleteValue, incrementValue, readValue, writeValue } from "../kv/commands.ts";
 import { decodeCursor, listKeys, MAX_LIST_LIMIT } from "../kv/listing.ts";
 import { ETAG_CONDITION, ETAG_CONDITION_RULE, parseEtagCondition } from "../kv/preconditions.ts";
-import { KV } from "../http/routes/kv.ts";
-import {
-  KvBucketPath,
-  KvIncrQuery,
-  KvListQuery,
-  KvPath,
-  KvValue,
-  KvWriteQuery,
-} from "../http/routes/kv_schemas.ts";
-import { type Parsed, parseParameters, parseStorable } from "../http/validation.ts";
+import { KV } from "../calls/prices.ts";
+import { KvBucketPath, KvIncrQuery, KvListQuery, KvPath, KvValue, KvWriteQuery } from "../kv/schemas.ts";
+import { type Parsed, parseParameters, parseStorable } from "../calls/parsed.ts";
 import { type BilledTool, billedTool, mirrored, unlessRefused } from "./billed_tool.ts";
 import { storableText } from "../storable_text.ts";
 

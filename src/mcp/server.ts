@@ -5,7 +5,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Services } from "../http/env.ts";
-import { type Caller, runBilledCall } from "../http/billed_call.ts";
+import { type Caller, runBilledCall } from "../calls/billed_call.ts";
 import { LedgerBusyError } from "../ledger/ledger.ts";
 import { CallerThrottledError } from "../ledger/fault_throttle.ts";
 import { SERVICE_NAME, SERVICE_VERSION } from "../service_info.ts";

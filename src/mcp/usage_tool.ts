@@ -4,8 +4,9 @@ import { z } from "zod";
 import { usageView } from "../wallets/free_views.ts";
 import { DEFAULT_USAGE_DAYS } from "../wallets/usage_report.ts";
 import { MAX_USAGE_DAYS } from "../../projections/daily_usage.ts";
-import { UsageQuery, VIEWS } from "../http/routes/usage.ts";
-import { parseWith } from "../http/validation.ts";
+import { UsageQuery } from "../wallets/view_queries.ts";
+import { VIEWS } from "../calls/prices.ts";
+import { parseWith } from "../calls/parsed.ts";
 import { billedTool, mirrored, unlessRefused } from "./billed_tool.ts";
 
 export const usageSummary = billedTool({

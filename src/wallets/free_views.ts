@@ -2,7 +2,7 @@
 // the wallet's lock and how they decide, the rate limit first.
 import type { CallDecision, DecideState } from "../ledger/command.ts";
 import { read, type ReadSet } from "../ledger/reads.ts";
-import type { Reply } from "../http/reply.ts";
+import type { Reply } from "../calls/reply.ts";
 import { viewCallsRead } from "../../projections/view_calls.ts";
 import { dailyUsageRead } from "../../projections/daily_usage.ts";
 import { creditMovementsRead } from "../../events/credit_movements.ts";

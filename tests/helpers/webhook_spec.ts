@@ -4,7 +4,7 @@
 import { type NewEvent, newEvent } from "../../events/catalogue.ts";
 import { decideBilled, NOW, WALLET } from "./decider.ts";
 import type { BilledCommand, CallDecision } from "../../src/ledger/command.ts";
-import { failure, type Reply } from "../../src/http/reply.ts";
+import { failure, type Reply } from "../../src/calls/reply.ts";
 import {
   createWebhook,
   patchWebhook,

@@ -4,8 +4,9 @@
 // in webhooks/deliveries/commands.ts.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
-import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
+import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
+import { WEBHOOK } from "../../calls/prices.ts";
 import { WebhookIdParam } from "../../webhooks/config/input.ts";
 import {
   DEFAULT_PAGE,
@@ -39,7 +40,6 @@ import {
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
 
-const WEBHOOK: RouteBilling = { price: 1, endpoint: "webhook" };
 const notFound = { 404: errorResponseDoc("`Webhook not found` or `Delivery not found`") };
 
 const listRoute = billedRoute({

@@ -3,8 +3,9 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { z as zod } from "zod";
 import type { AppEnv } from "../env.ts";
-import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
+import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
+import { KEYS } from "../../calls/prices.ts";
 import {
   billedRoute,
   BILLING_NOTE,
@@ -27,10 +28,8 @@ import {
   revokeKey,
 } from "../../keys/commands.ts";
 import { hasAtMostCodePoints } from "../../code_points.ts";
-import { KvPath } from "./kv.ts";
-import { BUCKET_DOC } from "./kv_schemas.ts";
+import { BUCKET_DOC, KvPath } from "../../kv/schemas.ts";
 
-const KEYS: RouteBilling = { price: 1, endpoint: "token" };
 const MAX_NAME_CHARS = 64;
 const MAX_BUCKETS = 20;
 const MAX_SPEND_CAP = 1e12;

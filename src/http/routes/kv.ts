@@ -4,8 +4,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
-import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
+import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
+import { KV } from "../../calls/prices.ts";
 import {
   billedRoute,
   BILLING_NOTE,
@@ -16,15 +17,14 @@ import {
   serve,
   textOk,
 } from "../openapi.ts";
-import { parseWith } from "../validation.ts";
+import { parseWith } from "../../calls/parsed.ts";
 import { read } from "../../ledger/reads.ts";
 import { kvBucketChangesRead, kvEntryRead, kvPageRead } from "../../../projections/kv.ts";
-import { deleteValue, incrementValue, MAX_TTL_SECONDS, readValue, writeValue } from "../../kv/commands.ts";
+import { deleteValue, incrementValue, readValue, writeValue } from "../../kv/commands.ts";
 import { decodeCursor, listKeys, MAX_LIST_LIMIT } from "../../kv/listing.ts";
 import { parseEtagCondition, type Preconditions } from "../../kv/preconditions.ts";
 import { readTextBody } from "../body.ts";
 import { strictRoutePath } from "../strict_path.ts";
-import { kvKeyAccess } from "../key_access.ts";
 import {
   EntryEtagHeader,
   KvBucketPath,
@@ -35,12 +35,9 @@ import {
   KvPath,
   KvValue,
   KvWriteQuery,
-} from "./kv_schemas.ts";
+} from "../../kv/schemas.ts";
 
-export { KvPath, KvValue, KvWriteQuery, MAX_TTL_SECONDS };
 const MAX_VALUE_BYTES = 4 * 1024;
-/** Open to scoped keys: `read` keys GET and list, `write` keys also POST, DELETE and incr, in their buckets. */
-export const KV: RouteBilling = { price: 1, endpoint: "kv", keys: kvKeyAccess };
 const notFound = { 404: errorResponseDoc("`Key Not Found`") };
 const preconditionFailed = {
   412: errorResponseDoc(

@@ -2,8 +2,9 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { z as zod } from "zod";
 import type { AppEnv } from "../env.ts";
-import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
+import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
+import { SETTINGS } from "../../calls/prices.ts";
 import { type LowBalanceWebhook, walletSettingsRead } from "../../../projections/wallet_settings.ts";
 import { read } from "../../ledger/reads.ts";
 import { changeSettings, settingsView } from "../../alerts/settings.ts";
@@ -24,8 +25,6 @@ import { newWebhookSecret } from "../../webhooks/signature.ts";
 import type { EmailFormat } from "../../webhooks/payloads.ts";
 import { newDeliveryId, newMessageId } from "../../webhooks/outbox.ts";
 import { randomId } from "../../ids.ts";
-
-const SETTINGS: RouteBilling = { price: 1, endpoint: "token" };
 
 export const LowBalanceWebhookInput = zod.strictObject({
   url: Url,

@@ -1,8 +1,9 @@
 // POST /token, GET /token, GET /recharge and GET /token/logs (spec 4.2, CONTRACT sections 2-4).
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
-import { billed, billing, type RouteBilling } from "../billing.ts";
+import { billed, billing } from "../billing.ts";
 import { clientNetworkOf, requireWallet } from "../middleware.ts";
+import { ERASE, RECHARGE, TOKEN } from "../../calls/prices.ts";
 import { errorResponse } from "../errors.ts";
 import { openWallet } from "../../wallets/open_wallet.ts";
 import { LOG_ENDPOINTS, newestCallLogsRead } from "../../../projections/call_logs.ts";
@@ -20,18 +21,14 @@ import {
   serve,
   textOk,
 } from "../openapi.ts";
-import { parseWith } from "../validation.ts";
+import { parseWith } from "../../calls/parsed.ts";
 import { readTextBody } from "../body.ts";
-import { integerParam } from "../integer_pattern.ts";
+import { integerParam } from "../../calls/integer_pattern.ts";
 import { countsOf, erasure } from "../../wallets/erasure.ts";
-import { answer, jsonReply } from "../reply.ts";
+import { answer, jsonReply } from "../../calls/reply.ts";
 
 const MAX_FORM_BYTES = 1024;
 const MAX_LOG_ENTRIES = 100;
-
-const TOKEN: RouteBilling = { price: 1, endpoint: "token" };
-const RECHARGE: RouteBilling = { price: 0, endpoint: "token" };
-const ERASE: RouteBilling = { price: 0, endpoint: "token" };
 
 export const NewTokenForm = z.object({
   token: z.literal("new", { error: 'must be "new"' }).openapi({ example: "new" }),

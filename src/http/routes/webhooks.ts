@@ -5,10 +5,11 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
-import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
+import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
+import { WEBHOOK } from "../../calls/prices.ts";
 import type { CallDecision } from "../../ledger/command.ts";
-import type { Reply } from "../reply.ts";
+import type { Reply } from "../../calls/reply.ts";
 import {
   createWebhook,
   deleteWebhook,
@@ -44,9 +45,7 @@ import {
   textOk,
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
-import type { Parsed } from "../validation.ts";
-
-const WEBHOOK: RouteBilling = { price: 1, endpoint: "webhook" };
+import type { Parsed } from "../../calls/parsed.ts";
 
 const notFound = { 404: errorResponseDoc("`Webhook not found`") };
 

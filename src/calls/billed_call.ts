@@ -5,9 +5,8 @@ import type { BilledCommand, CallMeta, DecideState, Decision, Idempotency } from
 import { INSUFFICIENT_CREDITS, type LedgerResult } from "../ledger/command.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { ReadSet } from "../ledger/reads.ts";
-import { commandOfKey, isKeyRefusal, type KeyAccess } from "../keys/gate.ts";
-import { failure, type Reply, textReply } from "./reply.ts";
-import { TOO_MANY_REQUESTS } from "../wallets/view_limit.ts";
+import { commandOfKey, isKeyRefusal, type KeyAccess } from "./key_gate.ts";
+import { failure, type Reply, textReply, TOO_MANY_REQUESTS } from "./reply.ts";
 import { activeWallets, knownKeys } from "./wallet_cache.ts";
 
 /** Who makes a call: a wallet, through its token or through one of its scoped keys. */
