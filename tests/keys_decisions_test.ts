@@ -2,12 +2,11 @@
 // and revocation, and the key-management decisions, without a database.
 import assert from "node:assert/strict";
 import { type EventData, newEvent } from "../events/catalogue.ts";
-import { decideBilled, NOW, WALLET } from "./helpers/decider.ts";
+import { commandOfCall, decideBilled, NOW, WALLET } from "./helpers/decider.ts";
+import { kvCalls } from "../src/kv/calls.ts";
 import type { BilledCommand, DecideState, Decision } from "../src/ledger/command.ts";
 import { read, type ReadSet } from "../src/ledger/reads.ts";
-import { kvEntryRead } from "../projections/kv.ts";
 import { scopedKeyRead, walletKeysRead } from "../projections/scoped_keys.ts";
-import { readValue, writeValue } from "../src/kv/commands.ts";
 import { commandOfKey, type KeyAccess, KEYS_NOT_ALLOWED } from "../src/calls/key_gate.ts";
 import { createKey, keptCreation, listKeys, MAX_ACTIVE_KEYS, revokeKey } from "../src/keys/commands.ts";
 import { failure, type Reply } from "../src/calls/reply.ts";
@@ -52,19 +51,18 @@ function kvCommand<R extends ReadSet>(reads: R, decide: (state: DecideState<R>) 
   return command;
 }
 
-const entry = (bucket: string) => ({ entry: read(kvEntryRead, { walletId: WALLET, bucket, key: "k" }) });
 const READ_PUBLIC: KeyAccess = { need: "read", bucket: "public" };
 /** A GET by the key; `access` null: a route closed to keys. */
 const getBy = (keyId: string, access: KeyAccess | null = READ_PUBLIC) =>
-  commandOfKey(kvCommand(entry("public"), ({ reads }) => readValue(reads.entry)), {
+  commandOfKey(commandOfCall(kvCalls.get({ walletId: WALLET, bucket: "public", key: "k" })), {
     keyId,
     access: access ?? undefined,
   });
-const setBy = (keyId: string, bucket = "public") =>
-  commandOfKey(
-    kvCommand({}, ({ now }) => writeValue({ bucket, key: "k", value: "v", ttlSeconds: 0 }, now)),
-    { keyId, access: { need: "write", bucket } },
-  );
+/** A write by the key, with the access the builder states for it. */
+const setBy = (keyId: string, bucket = "public") => {
+  const call = kvCalls.set({ walletId: WALLET, bucket, key: "k", value: "v", ttlSeconds: 0 });
+  return commandOfKey(commandOfCall(call), { keyId, access: call.access });
+};
 
 Deno.test("given a read key, when it reads its bucket, then the value, logged with the key", () => {
   const command = getBy("key1");

@@ -15,14 +15,30 @@ export interface Caller {
   key?: { keyId: string; hash: string };
 }
 
-export interface CallSpec<R extends ReadSet> {
-  price: number;
-  call: Omit<CallMeta, "keyId">;
-  /** What the call needs of a scoped key; undefined: keys may not make it (403). */
+/**
+ * One billed call, whatever brings it (a REST route, an MCP tool, a decision spec), as its feature's
+ * builder makes it (kv/calls.ts): what it costs, what it needs of a scoped key, what it reads under
+ * the wallet's lock and its pure decision.
+ */
+export interface BilledCall<R extends ReadSet = ReadSet> {
+  /** Credits it costs; absent: its route's price in the billing table (prices.ts). */
+  price?: number;
+  /** What it needs of a scoped key; absent: keys may not make it (403). */
   access?: KeyAccess;
-  idempotency?: Idempotency<Reply>;
   reads?: R;
   decide(state: DecideState<R>): Decision<Reply>;
+}
+
+/** Types a billed call from its own reads (the state its decision sees). */
+export function billedCall<R extends ReadSet>(call: BilledCall<R>): BilledCall<R> {
+  return call;
+}
+
+/** A billed call as made: its price settled, what its call log shows, and the client's Idempotency-Key. */
+export interface CallSpec<R extends ReadSet> extends BilledCall<R> {
+  price: number;
+  call: Omit<CallMeta, "keyId">;
+  idempotency?: Idempotency<Reply>;
 }
 
 const refuseUnpaid = () => failure(402, INSUFFICIENT_CREDITS);

@@ -29,10 +29,6 @@ export async function answerRefused(c: Context<AppEnv>, refusal: InputRefused): 
 
 function billedRefusal(c: Context<AppEnv>, refusal: InputRefused, replayable: boolean): Promise<Response> {
   const decision = failure(refusal.status, refusal.message);
-  return billed(c, {
-    ...(refusal.charged ? {} : { price: 0 }),
-    decide: () => decision,
-    // A refusal that cost nothing is not kept as the answer to its Idempotency-Key.
-    replayable,
-  });
+  // A refusal that cost nothing is not kept as the answer to its Idempotency-Key.
+  return billed(c, { ...(refusal.charged ? {} : { price: 0 }), decide: () => decision }, { replayable });
 }

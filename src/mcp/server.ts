@@ -75,7 +75,7 @@ function registerBilled(server: McpServer, tool: BilledTool, { services, caller,
     try {
       const mirrored = tool.call(args as never, caller.walletId);
       const outcome = await runBilledCall(services.ledger, caller, {
-        price: mirrored.billing.price,
+        price: mirrored.price ?? mirrored.billing.price,
         call: {
           method: mirrored.method,
           path: mirrored.path,

@@ -7,7 +7,7 @@ import { MAX_USAGE_DAYS } from "../../projections/daily_usage.ts";
 import { UsageQuery } from "../wallets/view_queries.ts";
 import { VIEWS } from "../calls/prices.ts";
 import { parseWith } from "../calls/parsed.ts";
-import { billedTool, mirrored, unlessRefused } from "./billed_tool.ts";
+import { billedTool, unlessRefused } from "./billed_tool.ts";
 
 export const usageSummary = billedTool({
   name: "usage_summary",
@@ -26,7 +26,7 @@ export const usageSummary = billedTool({
     const at = { billing: VIEWS, method: "GET", path: `/token/usage${query}` };
     return unlessRefused(parseWith(UsageQuery, { days }), at, (parsed) => {
       const view = usageView(walletId, { days: Number(parsed.days ?? DEFAULT_USAGE_DAYS), csv: false });
-      return mirrored({ ...at, reads: view.reads, decide: view.decide });
+      return { ...at, reads: view.reads, decide: view.decide };
     });
   },
 });

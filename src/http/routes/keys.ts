@@ -156,8 +156,7 @@ export function keyRoutes(app: OpenAPIHono<AppEnv>) {
     return billed(c, {
       reads: { keys: read(walletKeysRead, c.get("walletId")!) },
       decide: ({ reads, now }) => createKey(input.value, material, reads.keys, now),
-      keptAs: keptCreation,
-    });
+    }, { keptAs: keptCreation });
   });
 
   serve(app, listKeysRoute, (c) =>
