@@ -11,7 +11,7 @@ import { USAGE_TYPES } from "../../../projections/daily_usage.ts";
 import { VIEW_CALLS_PER_MINUTE } from "../../wallets/view_limit.ts";
 import { DEFAULT_LEDGER_LIMIT } from "../../wallets/ledger_page.ts";
 import { CSV_HEADER, DEFAULT_USAGE_DAYS } from "../../wallets/usage_report.ts";
-import { ledgerView, usageView } from "../../wallets/free_views.ts";
+import { walletCalls } from "../../wallets/calls.ts";
 import { LedgerQuery, UsageQuery } from "../../wallets/view_queries.ts";
 
 const LedgerEntry = z.object({
@@ -128,7 +128,8 @@ export function usageRoutes(app: OpenAPIHono<AppEnv>) {
     const { limit, cursor } = c.req.valid("query");
     return billed(
       c,
-      ledgerView(c.get("walletId")!, {
+      walletCalls.ledger({
+        walletId: c.get("walletId")!,
         limit: Number(limit ?? DEFAULT_LEDGER_LIMIT),
         ...(cursor ? { before: Number(cursor) } : {}),
       }),
@@ -138,6 +139,6 @@ export function usageRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, usage, (c) => {
     const { days, format } = c.req.valid("query");
     const options = { days: Number(days ?? DEFAULT_USAGE_DAYS), csv: wantsCsv(c, format) };
-    return billed(c, usageView(c.get("walletId")!, options));
+    return billed(c, walletCalls.usage({ walletId: c.get("walletId")!, ...options }));
   });
 }
