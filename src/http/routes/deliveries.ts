@@ -6,6 +6,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
+import { webhookCalls } from "../../webhooks/calls.ts";
 import { WEBHOOK } from "../../calls/prices.ts";
 import { WebhookIdParam } from "../../webhooks/config/input.ts";
 import {
@@ -19,15 +20,6 @@ import {
   RecoverInput,
   RecoverResult,
 } from "../../webhooks/deliveries/view.ts";
-import {
-  deliveryReads,
-  listDeliveries,
-  listReads,
-  recoverDeliveries,
-  recoverReads,
-  retryDelivery,
-  showDelivery,
-} from "../../webhooks/deliveries/commands.ts";
 import {
   billedRoute,
   BILLING_NOTE,
@@ -128,21 +120,13 @@ export function deliveryRoutes(app: OpenAPIHono<AppEnv>) {
       limit: query.limit === undefined ? DEFAULT_PAGE : Number(query.limit),
       ...(after ? { after: after.value } : {}),
     };
-    return billed(c, { reads: listReads(request), decide: (state) => listDeliveries(request, state) });
+    return billed(c, webhookCalls.deliveries(request));
   });
   serve(app, showRoute, (c) => {
-    const { webhookId, deliveryId } = c.req.valid("param");
-    return billed(c, {
-      reads: deliveryReads(c.get("walletId")!, webhookId, deliveryId),
-      decide: showDelivery,
-    });
+    return billed(c, webhookCalls.delivery({ walletId: c.get("walletId")!, ...c.req.valid("param") }));
   });
   serve(app, retryRoute, (c) => {
-    const { webhookId, deliveryId } = c.req.valid("param");
-    return billed(c, {
-      reads: deliveryReads(c.get("walletId")!, webhookId, deliveryId),
-      decide: retryDelivery,
-    });
+    return billed(c, webhookCalls.retry({ walletId: c.get("walletId")!, ...c.req.valid("param") }));
   });
   serve(app, recoverRoute, async (c) => {
     const { webhookId } = c.req.valid("param");
@@ -150,8 +134,7 @@ export function deliveryRoutes(app: OpenAPIHono<AppEnv>) {
     if (!input.ok) return billedFailure(c, 400, input.phrase);
     const request = { walletId: c.get("walletId")!, webhookId, ...input.value };
     const { clock, config } = c.get("services");
-    const reads = recoverReads(request, clock.now());
-    const pace = { intervalMs: config.recoverIntervalMs };
-    return billed(c, { reads, decide: (state) => recoverDeliveries(request, state, pace) });
+    const intervalMs = config.recoverIntervalMs;
+    return billed(c, webhookCalls.recover({ request, now: clock.now(), intervalMs }));
   });
 }
