@@ -1,6 +1,6 @@
-// One billed call as a ledger command, whatever brought it (a REST route, an MCP tool): the wallet
-// pays the price, a scoped key's call goes through the key's gate, and the caches of the edge
-// forget a wallet or key the ledger found gone.
+// One billed call, whatever brings it (a REST route, an MCP tool, a decision spec), and the ledger
+// command it makes: the wallet pays the price, a scoped key's call goes through the key's gate, and
+// the caches of the edge forget a wallet or key the ledger found gone.
 import type { BilledCommand, CallMeta, DecideState, Decision, Idempotency } from "../ledger/command.ts";
 import { INSUFFICIENT_CREDITS, type LedgerResult } from "../ledger/command.ts";
 import type { Ledger } from "../ledger/ledger.ts";
@@ -23,7 +23,10 @@ export interface Caller {
 export interface BilledCall<R extends ReadSet = ReadSet> {
   /** Credits it costs; absent: its route's price in the billing table (prices.ts). */
   price?: number;
-  /** What it needs of a scoped key; absent: keys may not make it (403). */
+  /**
+   * What it needs of a scoped key; absent: keys may not make it (403). REST reads the same rule from
+   * the request instead (its route's entry in prices.ts), so a refused request is judged alike.
+   */
   access?: KeyAccess;
   reads?: R;
   decide(state: DecideState<R>): Decision<Reply>;

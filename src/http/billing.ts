@@ -1,7 +1,7 @@
-// Billed routes: each declares its price, its call-log endpoint and what it needs of a scoped key
-// once, with `billing(...)` in its middleware; `billed` runs the route's decision as a ledger
-// command and answers with the billing headers, and a request the route's validator refuses is
-// billed at the same price.
+// Billed routes: each names its entry of the billing table (calls/prices.ts: price, call-log
+// endpoint, what it needs of a scoped key) with `billing(...)` in its middleware; `billed` runs a
+// call from its feature's builder as a ledger command and answers with the billing headers, and a
+// request the route's validator refuses is billed at the same price.
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env.ts";
 import type { RouteBilling } from "../calls/prices.ts";
