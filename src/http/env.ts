@@ -1,16 +1,6 @@
 // The context every route sees: what the service depends on and what middleware found out.
-import type { Sql } from "../db/connect.ts";
-import type { Ledger } from "../ledger/ledger.ts";
-import type { Clock } from "../clock.ts";
-import type { Config } from "../config.ts";
+import type { Services } from "../calls/services.ts";
 import type { RouteBilling } from "../calls/prices.ts";
-
-export interface Services {
-  sql: Sql;
-  ledger: Ledger;
-  clock: Clock;
-  config: Config;
-}
 
 export interface AppEnv {
   Bindings: { remoteAddr?: { hostname: string } };
