@@ -4,8 +4,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { LedgerResult } from "../ledger/command.ts";
-import type { Reply } from "../calls/reply.ts";
-import { UNAUTHORIZED } from "../calls/reply.ts";
+import { type Reply, UNAUTHORIZED } from "../calls/reply.ts";
 import { isKeyRefusal } from "../calls/key_gate.ts";
 
 /** The structured content of every billed tool's result. */

@@ -9,12 +9,11 @@ import { read, type ReadSet } from "../ledger/reads.ts";
 import { scopedKeyRead, type ScopedKeyRow } from "../../projections/scoped_keys.ts";
 import type { WalletRow } from "../../projections/wallets.ts";
 import { keyUnauthorized } from "../calls/key_gate.ts";
-import { UNAUTHORIZED } from "../calls/reply.ts";
 import type { Caller } from "../calls/billed_call.ts";
 import { activeWallets, knownKeys } from "../calls/wallet_cache.ts";
 import { KeyedRateLimit, retryAfterSeconds } from "../calls/rate_limit.ts";
 import { VIEW_CALLS_PER_MINUTE, VIEW_WINDOW_MS } from "../wallets/view_limit.ts";
-import { TOO_MANY_REQUESTS } from "../calls/reply.ts";
+import { TOO_MANY_REQUESTS, UNAUTHORIZED } from "../calls/reply.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { toolError } from "./tool_result.ts";
 
