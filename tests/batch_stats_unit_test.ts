@@ -5,7 +5,7 @@ import { BatchStats } from "../src/ledger/batch_stats.ts";
 import { inProcessService } from "./helpers/in_process.ts";
 import { sha256Hex } from "../src/ids.ts";
 import type { BatchTiming } from "../src/ledger/batch_stats.ts";
-import { answer, failure, textReply } from "../src/http/reply.ts";
+import { answer, failure, textReply } from "../src/calls/reply.ts";
 
 Deno.test("a window's summary: sizes, waits and the work split into Postgres and JavaScript", () => {
   const stats = new BatchStats();

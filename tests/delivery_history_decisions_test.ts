@@ -3,26 +3,18 @@
 // excerpt, and how an endpoint alert renders in each alert format.
 import assert from "node:assert/strict";
 import { type NewEvent, newEvent, type StoredEvent } from "../events/catalogue.ts";
-import { decideBilled, NOW, stream, WALLET } from "./helpers/decider.ts";
+import { commandOfCall, decideBilled, NOW, stream, WALLET } from "./helpers/decider.ts";
 import { type DeliveryHistoryRow, evolveDelivery } from "../projections/delivery_history.ts";
 import { evolveHealth, type WebhookHealthRow } from "../projections/webhook_health.ts";
 import type { DeliveryDetail } from "../projections/delivery_history_reads.ts";
-import {
-  deliveryReads,
-  listDeliveries,
-  listReads,
-  recoverDeliveries,
-  recoverReads,
-  retryDelivery,
-} from "../src/webhooks/deliveries/commands.ts";
 import { cursorAfter, parseCursor } from "../src/webhooks/deliveries/view.ts";
 import { excerptOf } from "../src/webhooks/http_post.ts";
 import { endpointAlert } from "../src/alerts/endpoint_alert.ts";
 import { renderAlert } from "../src/alerts/format.ts";
-import { failure, type Reply } from "../src/http/reply.ts";
-import type { BilledCommand, CallDecision, DecideState } from "../src/ledger/command.ts";
 import type { ReadSet } from "../src/ledger/reads.ts";
 import { created, mailboxData, opened, scheduledData } from "./helpers/webhook_spec.ts";
+import { webhookCalls } from "../src/webhooks/calls.ts";
+import type { BilledCall } from "../src/calls/billed_call.ts";
 
 const received = newEvent("EmailReceived", {
   deliveryId: "dlv_1",
@@ -168,16 +160,13 @@ Deno.test("health fold: a streak counts failures from the first, a success or a 
   assert.equal(rows[2].failing_since?.toISOString(), "2027-03-01T10:00:00.000Z");
 });
 
-function command<R extends ReadSet>(reads: R, decide: (state: DecideState<R>) => CallDecision<Reply>) {
-  const billed: BilledCommand<Reply, R> = {
-    walletId: WALLET,
-    price: 1,
-    call: { method: "POST", path: "/webhook/inbox/deliveries/x/retry", endpoint: "webhook", startedAt: 0 },
-    reads,
-    decide,
-    unpaid: () => failure(402, "Insufficient credits"),
-  };
-  return billed;
+/** The command a webhook call makes, as its route makes it. */
+function command<R extends ReadSet>(call: BilledCall<R>) {
+  return commandOfCall(call, {
+    method: "POST",
+    path: "/webhook/inbox/deliveries/x/retry",
+    endpoint: "webhook",
+  });
 }
 
 function detail(events: NewEvent[], more: Partial<DeliveryDetail> = {}): DeliveryDetail {
@@ -192,8 +181,8 @@ function detail(events: NewEvent[], more: Partial<DeliveryDetail> = {}): Deliver
 }
 
 function retry(given: NewEvent[], found: DeliveryDetail | undefined) {
-  const reads = deliveryReads(WALLET, "inbox", "msg_1");
-  const call = decideBilled(given, command(reads, retryDelivery), { overrides: { delivery: found } }).call();
+  const retried = webhookCalls.retry({ walletId: WALLET, webhookId: "inbox", deliveryId: "msg_1" });
+  const call = decideBilled(given, command(retried), { overrides: { delivery: found } }).call();
   return {
     call,
     body: call.outcome.contentType === "application/json" ? JSON.parse(call.outcome.body) : undefined,
@@ -250,8 +239,7 @@ Deno.test("recover: the window's rules, then every failed delivery of it queued 
   const given = [...opened(), created(scheduledData("inbox"))];
   const recover = (since: string, until: string | undefined, failed: DeliveryDetail[] = []) => {
     const request = { walletId: WALLET, webhookId: "inbox", since, ...(until ? { until } : {}) };
-    const reads = recoverReads(request, NOW);
-    return decideBilled(given, command(reads, (state) => recoverDeliveries(request, state)), {
+    return decideBilled(given, command(webhookCalls.recover({ request, now: NOW })), {
       overrides: { failed },
     }).call();
   };
@@ -287,7 +275,7 @@ Deno.test("a page: newest first as read, a cursor when there is one more, cursor
   const request = { walletId: WALLET, webhookId: "inbox", limit: 2 };
   const page = (found: DeliveryDetail[]) =>
     JSON.parse(
-      decideBilled(given, command(listReads(request), (state) => listDeliveries(request, state)), {
+      decideBilled(given, command(webhookCalls.deliveries(request)), {
         overrides: { page: found },
       }).call().outcome.body,
     );

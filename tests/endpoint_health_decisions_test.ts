@@ -9,9 +9,9 @@ import { recordAttempt } from "../src/webhooks/attempt_record.ts";
 import type { ClaimedDelivery } from "../src/webhooks/outbox.ts";
 import type { AttemptResult } from "../src/webhooks/delivery_channel.ts";
 import { FAILING_ALERT_AFTER, PAUSED_BY_ENDPOINT } from "../src/webhooks/endpoint_health.ts";
-import { deleteWebhook } from "../src/webhooks/commands.ts";
 import { acceptEmailCommand, type EmailArrival } from "../src/email/commands.ts";
 import { created, mailboxData, opened, patch, scheduledData, when } from "./helpers/webhook_spec.ts";
+import { webhookCalls } from "../src/webhooks/calls.ts";
 
 const HOUR = 3600_000;
 const RULES = { pauseAfterFailures: 8, pauseAfterMs: 24 * HOUR };
@@ -244,7 +244,7 @@ Deno.test("a schedule the service paused resumes when made active; deleting a pa
     created(mailboxData("inbox")),
     newEvent("WebhookPaused", { webhookId: "inbox", reason: "paused by owner" }),
   ];
-  const deleted = when(inbox, (state) => deleteWebhook("inbox", state));
+  const deleted = when(inbox, webhookCalls.delete({ walletId: WALLET, webhookId: "inbox" }));
   assert.deepEqual(deleted.call.effects, [
     { type: "holdWebhookDeliveries", walletId: WALLET, webhookId: "inbox", hold: false },
   ]);

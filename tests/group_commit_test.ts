@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { inProcessService } from "./helpers/in_process.ts";
 import { auditLedger } from "../src/tasks/audit.ts";
 import type { BilledCommand, DecideState, Decision, LedgerResult } from "../src/ledger/command.ts";
-import { answer, failure, type Reply, textReply } from "../src/http/reply.ts";
+import { answer, failure, type Reply, textReply } from "../src/calls/reply.ts";
 import { read, type ReadSet } from "../src/ledger/reads.ts";
 import { newEvent } from "../events/catalogue.ts";
 import { sha256Hex } from "../src/ids.ts";

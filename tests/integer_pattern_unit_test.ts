@@ -1,6 +1,6 @@
 // The integer-range patterns that put numeric bounds of string parameters into the document.
 import assert from "node:assert/strict";
-import { integerPattern } from "../src/http/integer_pattern.ts";
+import { integerPattern } from "../src/calls/integer_pattern.ts";
 
 Deno.test("an integer pattern matches exactly the numbers of its range, every one checked", () => {
   for (const [min, max] of [[0, 0], [1, 9], [1, 100], [0, 1000], [7, 123], [30, 2592], [99, 101], [1, 90]]) {

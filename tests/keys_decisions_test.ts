@@ -2,15 +2,13 @@
 // and revocation, and the key-management decisions, without a database.
 import assert from "node:assert/strict";
 import { type EventData, newEvent } from "../events/catalogue.ts";
-import { decideBilled, NOW, WALLET } from "./helpers/decider.ts";
-import type { BilledCommand, DecideState, Decision } from "../src/ledger/command.ts";
-import { read, type ReadSet } from "../src/ledger/reads.ts";
-import { kvEntryRead } from "../projections/kv.ts";
-import { scopedKeyRead, walletKeysRead } from "../projections/scoped_keys.ts";
-import { readValue, writeValue } from "../src/kv/commands.ts";
-import { commandOfKey, type KeyAccess, KEYS_NOT_ALLOWED } from "../src/keys/gate.ts";
-import { createKey, keptCreation, listKeys, MAX_ACTIVE_KEYS, revokeKey } from "../src/keys/commands.ts";
-import { failure, type Reply } from "../src/http/reply.ts";
+import { commandOfCall, decideBilled, NOW, WALLET } from "./helpers/decider.ts";
+import { kvCalls } from "../src/kv/calls.ts";
+import type { BilledCommand } from "../src/ledger/command.ts";
+import { commandOfKey, type KeyAccess, KEYS_NOT_ALLOWED } from "../src/calls/key_gate.ts";
+import { keptCreation, type KeyRequest, MAX_ACTIVE_KEYS } from "../src/keys/commands.ts";
+import { keyCalls } from "../src/keys/calls.ts";
+import { failure, type Reply } from "../src/calls/reply.ts";
 
 const opened = [
   newEvent("WalletOpened", {}),
@@ -40,31 +38,18 @@ function keyCall(keyId: string, cost: number, balance: number) {
   });
 }
 
-function kvCommand<R extends ReadSet>(reads: R, decide: (state: DecideState<R>) => Decision<Reply>) {
-  const command: BilledCommand<Reply, R> = {
-    walletId: WALLET,
-    price: 1,
-    call: { method: "GET", path: "/kv/public/k", endpoint: "kv", startedAt: 0 },
-    reads,
-    decide,
-    unpaid: () => failure(402, "Insufficient credits"),
-  };
-  return command;
-}
-
-const entry = (bucket: string) => ({ entry: read(kvEntryRead, { walletId: WALLET, bucket, key: "k" }) });
 const READ_PUBLIC: KeyAccess = { need: "read", bucket: "public" };
 /** A GET by the key; `access` null: a route closed to keys. */
 const getBy = (keyId: string, access: KeyAccess | null = READ_PUBLIC) =>
-  commandOfKey(kvCommand(entry("public"), ({ reads }) => readValue(reads.entry)), {
+  commandOfKey(commandOfCall(kvCalls.get({ walletId: WALLET, bucket: "public", key: "k" })), {
     keyId,
     access: access ?? undefined,
   });
-const setBy = (keyId: string, bucket = "public") =>
-  commandOfKey(
-    kvCommand({}, ({ now }) => writeValue({ bucket, key: "k", value: "v", ttlSeconds: 0 }, now)),
-    { keyId, access: { need: "write", bucket } },
-  );
+/** A write by the key, with the access the builder states for it. */
+const setBy = (keyId: string, bucket = "public") => {
+  const call = kvCalls.set({ walletId: WALLET, bucket, key: "k", value: "v", ttlSeconds: 0 });
+  return commandOfKey(commandOfCall(call), { keyId, access: call.access });
+};
 
 Deno.test("given a read key, when it reads its bucket, then the value, logged with the key", () => {
   const command = getBy("key1");
@@ -130,16 +115,15 @@ Deno.test("given a revoked key, when it calls, then 401 Key revoked, even from a
   assert.equal(unknown.decision.outcome.body, "Key revoked", "a key swept away is gone too");
 });
 
-const keysOf = () => ({ keys: read(walletKeysRead, WALLET) });
 const material = { keyId: "key_new", secret: "k_secret", hash: "hash-new" };
-const manage = (decide: (state: DecideState<ReturnType<typeof keysOf>>) => Decision<Reply>) =>
-  kvCommand(keysOf(), decide);
+const create = (request: KeyRequest) =>
+  commandOfCall(keyCalls.create({ walletId: WALLET, request, material }));
 
 Deno.test("when a key is created, then KeyCreated with its hash only, and the secret in the answer", () => {
   const request = { name: "n", scope: "write" as const, buckets: ["a", "a"], spendCap: 9 };
   const when = decideBilled(
     opened,
-    manage(({ reads, now }) => createKey(request, material, reads.keys, now)),
+    create(request),
   );
   assert.deepEqual(when.events(), [
     newEvent("KeyCreated", {
@@ -160,20 +144,20 @@ Deno.test("when a key is created, then KeyCreated with its hash only, and the se
 
 Deno.test("when a key is created with a past expiry, or the wallet holds the most keys, then 400", () => {
   const past = { name: "n", scope: "read" as const, expiresAt: NOW.toISOString() };
-  const late = decideBilled(opened, manage(({ reads, now }) => createKey(past, material, reads.keys, now)));
+  const late = decideBilled(opened, create(past));
   assert.equal(late.call().outcome.body, `Invalid expiresAt "${NOW.toISOString()}": must be in the future`);
   const many = Array.from({ length: MAX_ACTIVE_KEYS }, (_, i) => keyMade(`k${i}`));
   const request = { name: "n", scope: "read" as const };
   const full = decideBilled(
     [...opened, ...many],
-    manage(({ reads, now }) => createKey(request, material, reads.keys, now)),
+    create(request),
   );
   assert.equal(full.call().outcome.status, 400);
   assert.deepEqual(full.events(), []);
   const oneRevoked = [...opened, ...many, newEvent("KeyRevoked", { keyId: "k0" })];
   const room = decideBilled(
     oneRevoked,
-    manage(({ reads, now }) => createKey(request, material, reads.keys, now)),
+    create(request),
   );
   assert.equal(room.call().outcome.status, 200, "a revoked key leaves room");
 });
@@ -187,7 +171,7 @@ Deno.test("given keys and their calls, when listed, then each key's spend, last 
     keyCall("key1", 1, 98),
     newEvent("KeyRevoked", { keyId: "key1" }),
   ];
-  const reply = decideBilled(given, manage(({ reads, now }) => listKeys(reads.keys, now))).call().outcome;
+  const reply = decideBilled(given, commandOfCall(keyCalls.list({ walletId: WALLET }))).call().outcome;
   const keys = JSON.parse(reply.body).keys;
   assert.deepEqual(keys.map((k: any) => [k.id, k.spent, k.state, k.lastUsedAt !== null]), [
     ["key1", 2, "revoked", true],
@@ -197,11 +181,7 @@ Deno.test("given keys and their calls, when listed, then each key's spend, last 
 });
 
 Deno.test("when revoked, then KeyRevoked once; an unknown key is 404", () => {
-  const revoke = (keyId: string) =>
-    kvCommand(
-      { key: read(scopedKeyRead, { walletId: WALLET, keyId }) },
-      ({ reads }) => revokeKey(keyId, reads.key),
-    );
+  const revoke = (keyId: string) => commandOfCall(keyCalls.revoke({ walletId: WALLET, keyId }));
   assert.deepEqual(decideBilled([...opened, keyMade("key1")], revoke("key1")).events(), [
     newEvent("KeyRevoked", { keyId: "key1" }),
   ]);

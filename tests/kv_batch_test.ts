@@ -9,7 +9,7 @@ import { kvBucketChangesRead, kvEntryRead, kvPageRead } from "../projections/kv.
 import { deleteValue, incrementValue, type KvReply, writeValue } from "../src/kv/commands.ts";
 import { listKeys } from "../src/kv/listing.ts";
 import { parseEtagCondition } from "../src/kv/preconditions.ts";
-import { failure } from "../src/http/reply.ts";
+import { failure } from "../src/calls/reply.ts";
 import { sha256Hex } from "../src/ids.ts";
 
 const test = (name: string, fn: () => Promise<void>) =>

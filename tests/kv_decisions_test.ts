@@ -1,13 +1,10 @@
 // Given events / when a KV command / then its decision: the key-value rules without a database.
 import assert from "node:assert/strict";
 import { newEvent } from "../events/catalogue.ts";
-import { decideBilled, NOW, WALLET } from "./helpers/decider.ts";
-import type { BilledCommand, DecideState, Decision } from "../src/ledger/command.ts";
-import { read, type ReadSet } from "../src/ledger/reads.ts";
-import { kvEntryRead } from "../projections/kv.ts";
-import { deleteValue, type KvReply, MAX_TTL_SECONDS, readValue, writeValue } from "../src/kv/commands.ts";
+import { commandOfCall, decideBilled, NOW, WALLET } from "./helpers/decider.ts";
+import { MAX_TTL_SECONDS } from "../src/kv/commands.ts";
+import { kvCalls } from "../src/kv/calls.ts";
 import { ETAG_CONDITION, parseEtagCondition, type Preconditions } from "../src/kv/preconditions.ts";
-import { failure } from "../src/http/reply.ts";
 
 const opened = [
   newEvent("WalletOpened", {}),
@@ -16,27 +13,12 @@ const opened = [
 const written = (key: string, value: string, expiresAt = "2099-01-01T00:00:00.000Z") =>
   newEvent("KvWritten", { bucket: "b", key, value, expiresAt });
 
-function kvCommand<R extends ReadSet>(reads: R, decide: (state: DecideState<R>) => Decision<KvReply>) {
-  const command: BilledCommand<KvReply, R> = {
-    walletId: WALLET,
-    price: 1,
-    call: { method: "GET", path: "/kv/b/k", endpoint: "kv", startedAt: 0 },
-    reads,
-    decide,
-    unpaid: () => failure(402, "Insufficient credits"),
-  };
-  return command;
-}
-
-const entry = (key: string) => ({ entry: read(kvEntryRead, { walletId: WALLET, bucket: "b", key }) });
-const get = (key: string) => kvCommand(entry(key), ({ reads }) => readValue(reads.entry));
+const entry = (key: string) => ({ walletId: WALLET, bucket: "b", key });
+const get = (key: string) => commandOfCall(kvCalls.get(entry(key)));
 const remove = (key: string, conditions: Preconditions = {}) =>
-  kvCommand(entry(key), ({ reads }) => deleteValue(reads.entry, conditions));
+  commandOfCall(kvCalls.delete({ ...entry(key), conditions }));
 const writeIf = (key: string, value: string, conditions: Preconditions) =>
-  kvCommand(
-    entry(key),
-    ({ reads, now }) => writeValue({ bucket: "b", key, value, ttlSeconds: 0 }, now, reads.entry, conditions),
-  );
+  commandOfCall(kvCalls.set({ ...entry(key), value, ttlSeconds: 0, conditions }));
 const ifMatch = (header: string): Preconditions => ({ ifMatch: parseEtagCondition(header) });
 const ifNoneMatch = (header: string): Preconditions => ({ ifNoneMatch: parseEtagCondition(header) });
 const expiry = new Date(NOW.getTime() + MAX_TTL_SECONDS * 1000).toISOString();
@@ -70,10 +52,7 @@ Deno.test("given a key, when deleted, then KvDeleted", () => {
 
 Deno.test("when written with ttl 0 or 60, then KvWritten expires after the maximum or 60 s", () => {
   for (const [ttlSeconds, seconds] of [[0, MAX_TTL_SECONDS], [60, 60]]) {
-    const write = kvCommand(
-      {},
-      ({ now }) => writeValue({ bucket: "b", key: "k", value: "v", ttlSeconds }, now),
-    );
+    const write = commandOfCall(kvCalls.set({ ...entry("k"), value: "v", ttlSeconds }));
     assert.deepEqual(decideBilled(opened, write).events(), [
       written("k", "v", new Date(NOW.getTime() + seconds * 1000).toISOString()),
     ]);

@@ -1,19 +1,11 @@
 // Given events / when an increment / then its decision: counters without a database.
 import assert from "node:assert/strict";
 import { newEvent } from "../events/catalogue.ts";
-import { decideBilled, NOW, stream, WALLET } from "./helpers/decider.ts";
-import type { BilledCommand } from "../src/ledger/command.ts";
-import { type Read, read } from "../src/ledger/reads.ts";
-import { kvEntryRead, kvProjection, type KvRow } from "../projections/kv.ts";
-import {
-  counterValue,
-  incrementValue,
-  type KvReply,
-  MAX_COUNTER,
-  MAX_TTL_SECONDS,
-} from "../src/kv/commands.ts";
+import { commandOfCall, decideBilled, NOW, stream, WALLET } from "./helpers/decider.ts";
+import { kvCalls } from "../src/kv/calls.ts";
+import { kvProjection } from "../projections/kv.ts";
+import { counterValue, MAX_COUNTER, MAX_TTL_SECONDS } from "../src/kv/commands.ts";
 import { parseEtagCondition } from "../src/kv/preconditions.ts";
-import { failure } from "../src/http/reply.ts";
 
 const opened = [
   newEvent("WalletOpened", {}),
@@ -27,16 +19,8 @@ const incremented = (by: number, value: number, expiresAt: string) =>
 
 function incr(by: number, ttlSeconds = 0, ifMatch?: string) {
   const conditions = ifMatch ? { ifMatch: parseEtagCondition(ifMatch) } : {};
-  const command: BilledCommand<KvReply, { entry: Read<KvRow> }> = {
-    walletId: WALLET,
-    price: 1,
-    call: { method: "POST", path: "/kv/b/n/incr", endpoint: "kv", startedAt: 0 },
-    reads: { entry: read(kvEntryRead, { walletId: WALLET, bucket: "b", key: "n" }) },
-    decide: ({ reads, now }) =>
-      incrementValue({ bucket: "b", key: "n", by, ttlSeconds }, reads.entry, now, conditions),
-    unpaid: () => failure(402, "Insufficient credits"),
-  };
-  return command;
+  const call = kvCalls.incr({ walletId: WALLET, bucket: "b", key: "n", by, ttlSeconds, conditions });
+  return commandOfCall(call, { method: "POST", path: "/kv/b/n/incr", endpoint: "kv" });
 }
 
 const after = (seconds: number) => new Date(NOW.getTime() + seconds * 1000).toISOString();

@@ -2,13 +2,14 @@
 // own writes laid over the snapshot, without a database.
 import assert from "node:assert/strict";
 import { type NewEvent, newEvent } from "../events/catalogue.ts";
-import { decideBilled, stream, WALLET } from "./helpers/decider.ts";
+import { commandOfCall, decideBilled, stream, WALLET } from "./helpers/decider.ts";
+import { kvCalls } from "../src/kv/calls.ts";
 import type { BilledCommand } from "../src/ledger/command.ts";
-import { type Read, read } from "../src/ledger/reads.ts";
-import { type KvBucketChanges, kvBucketChangesRead, type KvPage, kvPageRead } from "../projections/kv.ts";
-import { decodeCursor, encodeCursor, type KvListing, listKeys, utf8Length } from "../src/kv/listing.ts";
+import type { Read } from "../src/ledger/reads.ts";
+import { type KvBucketChanges, kvBucketChangesRead, type KvPage } from "../projections/kv.ts";
+import { decodeCursor, encodeCursor, type KvListing, utf8Length } from "../src/kv/listing.ts";
 import { compareKeys, prefixEnd } from "../src/kv/key_order.ts";
-import { failure, type Reply } from "../src/http/reply.ts";
+import type { Reply } from "../src/calls/reply.ts";
 
 const opened = [
   newEvent("WalletOpened", {}),
@@ -23,18 +24,11 @@ type ListReads = { page: Read<KvPage>; changes: Read<KvBucketChanges> };
 
 function list(prefix = "", limit = 100, after?: string) {
   const listing: KvListing = { bucket: "b", prefix, after, limit };
-  const command: BilledCommand<Reply, ListReads> = {
-    walletId: WALLET,
-    price: 1,
-    call: { method: "GET", path: "/kv/b", endpoint: "kv", startedAt: 0 },
-    reads: {
-      page: read(kvPageRead, { walletId: WALLET, ...listing }),
-      changes: read(kvBucketChangesRead, { walletId: WALLET, bucket: "b" }),
-    },
-    decide: ({ reads, now }) => listKeys(listing, reads.page, reads.changes, now),
-    unpaid: () => failure(402, "Insufficient credits"),
-  };
-  return command;
+  return commandOfCall(kvCalls.list({ walletId: WALLET, ...listing }), {
+    method: "GET",
+    path: "/kv/b",
+    endpoint: "kv",
+  });
 }
 
 /** The answer's keys and where its cursor resumes (decoded), or null. */

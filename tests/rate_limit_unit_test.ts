@@ -1,8 +1,8 @@
 // Given a budget per key / when keys call at given times / then what fits and how long the rest
 // waits; and the bounded cache of hashes that named nothing.
 import assert from "node:assert/strict";
-import { KeyedRateLimit, retryAfterSeconds } from "../src/http/rate_limit.ts";
-import { RecentCache } from "../src/http/wallet_cache.ts";
+import { KeyedRateLimit, retryAfterSeconds } from "../src/calls/rate_limit.ts";
+import { RecentCache } from "../src/calls/wallet_cache.ts";
 
 Deno.test("a key makes perWindow calls at once, then one every windowMs / perWindow", () => {
   const limit = new KeyedRateLimit({ perWindow: 3, windowMs: 60_000, maxKeys: 10 });

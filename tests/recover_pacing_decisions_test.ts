@@ -6,14 +6,12 @@
 // holds under the wallet's lock across instances and replays from the log.
 import assert from "node:assert/strict";
 import { type NewEvent, newEvent, type StoredEvent } from "../events/catalogue.ts";
-import { decideBilled, NOW, stream, WALLET } from "./helpers/decider.ts";
+import { commandOfCall, decideBilled, NOW, stream, WALLET } from "./helpers/decider.ts";
 import { evolveDelivery } from "../projections/delivery_history.ts";
 import { evolveHealth, healthyRow } from "../projections/webhook_health.ts";
 import type { DeliveryDetail } from "../projections/delivery_history_reads.ts";
-import { recoverDeliveries, recoverReads } from "../src/webhooks/deliveries/commands.ts";
-import { failure, type Reply } from "../src/http/reply.ts";
-import type { BilledCommand } from "../src/ledger/command.ts";
 import { created, mailboxData, opened } from "./helpers/webhook_spec.ts";
+import { webhookCalls } from "../src/webhooks/calls.ts";
 
 const INTERVAL_MS = 60_000;
 const given = [...opened(), created(mailboxData("inbox"))];
@@ -54,14 +52,11 @@ function recover(before: NewEvent[], failed: DeliveryDetail[], now = NOW) {
     webhookId: "inbox",
     since: new Date(now.getTime() - 86400_000).toISOString(),
   };
-  const command: BilledCommand<Reply, ReturnType<typeof recoverReads>> = {
-    walletId: WALLET,
-    price: 1,
-    call: { method: "POST", path: "/webhook/inbox/recover", endpoint: "webhook", startedAt: 0 },
-    reads: recoverReads(request, now),
-    decide: (state) => recoverDeliveries(request, state, { intervalMs: INTERVAL_MS }),
-    unpaid: () => failure(402, "Insufficient credits"),
-  };
+  const command = commandOfCall(webhookCalls.recover({ request, now, intervalMs: INTERVAL_MS }), {
+    method: "POST",
+    path: "/webhook/inbox/recover",
+    endpoint: "webhook",
+  });
   return decideBilled(before, command, { overrides: { failed }, now }).call();
 }
 

@@ -2,11 +2,10 @@
 // usage per day and type as JSON and CSV, and the per-wallet rate limit, without a database.
 import assert from "node:assert/strict";
 import { type NewEvent, newEvent } from "../events/catalogue.ts";
-import { decideBilled, NOW, stream, WALLET } from "./helpers/decider.ts";
-import type { BilledCommand } from "../src/ledger/command.ts";
+import { commandOfCall, decideBilled, NOW, stream, WALLET } from "./helpers/decider.ts";
 import type { ReadSet } from "../src/ledger/reads.ts";
-import { failure, type Reply } from "../src/http/reply.ts";
-import { type FreeView, ledgerView, usageView } from "../src/wallets/free_views.ts";
+import { walletCalls } from "../src/wallets/calls.ts";
+import type { BilledCall } from "../src/calls/billed_call.ts";
 import { usageOf, utcDay } from "../projections/daily_usage.ts";
 import { MOVEMENT_SCAN_EVENTS } from "../events/credit_movements.ts";
 import { VIEW_CALLS_PER_MINUTE } from "../src/wallets/view_limit.ts";
@@ -43,19 +42,15 @@ function call(
 const viewCall = (path: string, status = 200) =>
   call({ cost: 0, balance: 100, endpoint: "token", path, status });
 
-function command<R extends ReadSet>(view: FreeView<R>, path: string): BilledCommand<Reply, R> {
-  return {
-    walletId: WALLET,
-    price: 0,
-    call: { method: "GET", path, endpoint: "token", startedAt: 0 },
-    ...view,
-    unpaid: () => failure(402, "Insufficient credits"),
-  };
+/** The view's command, as the route and the usage_summary tool make it. */
+function command<R extends ReadSet>(view: BilledCall<R>, path: string) {
+  return commandOfCall(view, { method: "GET", path, endpoint: "token" });
 }
 
 const ledgerAfter = (given: NewEvent[], limit = 50, now = NOW) => {
   const reply =
-    decideBilled(given, command(ledgerView(WALLET, { limit }), "/token/ledger"), { now }).call().outcome;
+    decideBilled(given, command(walletCalls.ledger({ walletId: WALLET, limit }), "/token/ledger"), { now })
+      .call().outcome;
   return { reply, body: reply.status === 200 ? JSON.parse(reply.body) : undefined };
 };
 
@@ -120,7 +115,7 @@ Deno.test("a page holds `limit` entries and the cursor of the next one", () => {
 });
 
 Deno.test("a page that looked at fewer versions than the wallet has goes on below them", () => {
-  const view = ledgerView(WALLET, { limit: 50 });
+  const view = walletCalls.ledger({ walletId: WALLET, limit: 50 });
   const lowestScanned = 5000 - MOVEMENT_SCAN_EVENTS + 1;
   const page = {
     movements: [{
@@ -141,7 +136,8 @@ Deno.test("a page that looked at fewer versions than the wallet has goes on belo
 });
 
 const usageAfter = (given: NewEvent[], options: { days: number; csv: boolean }, now = NOW) =>
-  decideBilled(given, command(usageView(WALLET, options), "/token/usage"), { now }).call().outcome;
+  decideBilled(given, command(walletCalls.usage({ walletId: WALLET, ...options }), "/token/usage"), { now })
+    .call().outcome;
 
 Deno.test("usage counts calls, credits and errors per UTC day and type; deliveries and payments are free", () => {
   const given = [

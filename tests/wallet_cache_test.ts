@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ActiveWalletCache } from "../src/http/wallet_cache.ts";
+import { ActiveWalletCache } from "../src/calls/wallet_cache.ts";
 
 Deno.test("the active-wallet cache is bounded in size and age", () => {
   const cache = new ActiveWalletCache(2, 1000);

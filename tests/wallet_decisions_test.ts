@@ -2,10 +2,18 @@
 // call-log page, opening a wallet, payments, deactivation and the low-balance rule, without a database.
 import assert from "node:assert/strict";
 import { type NewEvent, newEvent } from "../events/catalogue.ts";
-import { decideBilled, decideUnbilled, NOW, stream, WALLET, walletAfter } from "./helpers/decider.ts";
-import type { BilledCommand, DecideState, Decision } from "../src/ledger/command.ts";
-import { failure, type Reply } from "../src/http/reply.ts";
-import { callLogPage, rechargeLink, walletInfo } from "../src/wallets/commands.ts";
+import {
+  commandOfCall,
+  decideBilled,
+  decideUnbilled,
+  NOW,
+  stream,
+  WALLET,
+  walletAfter,
+} from "./helpers/decider.ts";
+import { walletCalls } from "../src/wallets/calls.ts";
+import type { BilledCall } from "../src/calls/billed_call.ts";
+import type { ReadSet } from "../src/ledger/reads.ts";
 import { openWalletCommand, TOKEN_INTERVAL_MS } from "../src/wallets/open_wallet.ts";
 import { purchaseCommand } from "../src/payments/purchase.ts";
 import { deactivateCommand } from "../src/wallets/deactivation.ts";
@@ -28,24 +36,25 @@ const billed = (cost: number, balance: number, endpoint = "kv"): NewEvent =>
     ms: 1,
   });
 
-function tokenCommand(decide: (state: DecideState<Record<never, never>>) => Decision<Reply>, price = 1) {
-  const command: BilledCommand<Reply, Record<never, never>> = {
-    walletId: WALLET,
-    price,
-    call: { method: "GET", path: "/token", endpoint: "token", startedAt: 0 },
-    decide,
-    unpaid: () => failure(402, "Insufficient credits"),
-  };
-  return command;
-}
+/** A call of the wallet's own, as its route makes it. */
+const tokenCommand = <R extends ReadSet>(call: BilledCall<R>) =>
+  commandOfCall(call, { method: "GET", path: "/token", endpoint: "token" });
+/** GET /token/logs, its newest entries as the read would find them. */
+const logsAfter = (given: NewEvent[], rows: CallLogRow[]) =>
+  decideBilled(given, tokenCommand(walletCalls.logs({ walletId: WALLET, limit: 5 })), {
+    overrides: { newest: rows },
+  });
 
 Deno.test("GET /token answers the balance after its own debit", () => {
-  const call = decideBilled(opened(), tokenCommand(({ wallet }) => walletInfo(wallet, 1))).call();
+  const call = decideBilled(opened(), tokenCommand(walletCalls.info())).call();
   assert.deepEqual(JSON.parse(call.outcome.body).wallet, 99);
 });
 
 Deno.test("the recharge link carries the token and costs nothing", () => {
-  const call = decideBilled(opened(), tokenCommand(() => rechargeLink("https://pay.example/t1", "tok"), 0))
+  const call = decideBilled(
+    opened(),
+    tokenCommand(walletCalls.recharge({ link: "https://pay.example/t1", token: "tok" })),
+  )
     .call();
   assert.equal(call.outcome.body, "https://pay.example/t1?client_reference_id=tok");
 });
@@ -68,15 +77,9 @@ Deno.test("the log page charges one credit per entry, never more entries than th
     key_id: null,
   });
   const rows = ["a", "b", "c", "d"].map(row);
-  const three = decideBilled(
-    [...opened(), billed(97, 3)],
-    tokenCommand(({ wallet }) => callLogPage(wallet, rows)),
-  );
+  const three = logsAfter([...opened(), billed(97, 3)], rows);
   assert.deepEqual([JSON.parse(three.call().outcome.body).n, three.call().charge], [3, 3]);
-  const empty = decideBilled(
-    [...opened(), billed(100, 0)],
-    tokenCommand(({ wallet }) => callLogPage(wallet, rows)),
-  );
+  const empty = logsAfter([...opened(), billed(100, 0)], rows);
   assert.equal(empty.call().outcome.status, 402);
 });
 

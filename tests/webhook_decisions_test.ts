@@ -4,14 +4,7 @@
 import assert from "node:assert/strict";
 import { type NewEvent, newEvent } from "../events/catalogue.ts";
 import { decideBilled, NOW, WALLET } from "./helpers/decider.ts";
-import {
-  deleteWebhook,
-  getWebhook,
-  listWebhooks,
-  replaceWebhook,
-  testNotSent,
-  testSent,
-} from "../src/webhooks/commands.ts";
+import { webhookCalls } from "../src/webhooks/calls.ts";
 import type { WebhookConfigData } from "../src/webhooks/config/event_data.ts";
 import { WebhookList, WebhookView } from "../src/webhooks/config/view.ts";
 import {
@@ -138,13 +131,13 @@ Deno.test("replace: 404 for an unknown id; otherwise the whole settings, with id
   const given = [...opened(), created(mailboxData("w", { headers: { A: "1" }, format: "slack" }))];
   const missing = when(
     given,
-    (state) => replaceWebhook({ webhookId: "nope", settings: mailbox(), fresh: FRESH }, state),
+    webhookCalls.replace({ walletId: WALLET, webhookId: "nope", settings: mailbox(), fresh: FRESH }),
   );
   assert.deepEqual([missing.status, missing.text, missing.events], [404, "Webhook not found", []]);
 
   const toScheduled = when(
     given,
-    (state) => replaceWebhook({ webhookId: "w", settings: scheduled(), fresh: FRESH }, state),
+    webhookCalls.replace({ walletId: WALLET, webhookId: "w", settings: scheduled(), fresh: FRESH }),
   );
   assert.deepEqual(toScheduled.events, [newEvent("WebhookUpdated", {
     ...scheduledData("w"),
@@ -161,7 +154,7 @@ Deno.test("replace: 404 for an unknown id; otherwise the whole settings, with id
 
   const back = when(
     [...given, ...toScheduled.events],
-    (state) => replaceWebhook({ webhookId: "w", settings: mailbox(), fresh: FRESH }, state),
+    webhookCalls.replace({ walletId: WALLET, webhookId: "w", settings: mailbox(), fresh: FRESH }),
   );
   assert.deepEqual(back.events, [
     newEvent("WebhookUpdated", { ...mailboxData("w"), url: "https://hooks.example/new" }),
@@ -170,12 +163,15 @@ Deno.test("replace: 404 for an unknown id; otherwise the whole settings, with id
 
 Deno.test("delete: 404 for an unknown webhook; otherwise WebhookDeleted", () => {
   const given = [...opened(), created(mailboxData("gone"))];
-  const missing = when(given, (state) => deleteWebhook("nope", state));
+  const missing = when(given, webhookCalls.delete({ walletId: WALLET, webhookId: "nope" }));
   assert.deepEqual([missing.status, missing.text, missing.events], [404, "Webhook not found", []]);
-  const deleted = when(given, (state) => deleteWebhook("gone", state));
+  const deleted = when(given, webhookCalls.delete({ walletId: WALLET, webhookId: "gone" }));
   assert.deepEqual([deleted.status, deleted.text], [200, "OK"]);
   assert.deepEqual(deleted.events, [newEvent("WebhookDeleted", { webhookId: "gone" })]);
-  const afterwards = when([...given, ...deleted.events], (state) => getWebhook("gone", state));
+  const afterwards = when(
+    [...given, ...deleted.events],
+    webhookCalls.get({ walletId: WALLET, webhookId: "gone" }),
+  );
   assert.equal(afterwards.status, 404);
 });
 
@@ -188,7 +184,7 @@ Deno.test("get: header values and sensitive options redacted, no secret; 404 for
       options: { routing_key: "rk", severity: "info", api_token: "t" },
     })),
   ];
-  const then = when(given, (state) => getWebhook("pd", state));
+  const then = when(given, webhookCalls.get({ walletId: WALLET, webhookId: "pd" }));
   assert.deepEqual(then.body, {
     webhookId: "pd",
     webhook: "https://hooks.example/pd",
@@ -201,7 +197,9 @@ Deno.test("get: header values and sensitive options redacted, no secret; 404 for
     active: true,
   });
   assert.deepEqual(then.events, []);
-  assert.deepEqual([when(given, (state) => getWebhook("nope", state)).text], ["Webhook not found"]);
+  assert.deepEqual([when(given, webhookCalls.get({ walletId: WALLET, webhookId: "nope" })).text], [
+    "Webhook not found",
+  ]);
 });
 
 Deno.test("get: a scheduled webhook shows the schedule model's next run and last run", () => {
@@ -216,7 +214,7 @@ Deno.test("get: a scheduled webhook shows the schedule model's next run and last
       nextRunAt: "2027-03-02T09:00:00.000Z",
     }),
   ];
-  assert.deepEqual(when(given, (state) => getWebhook("job", state)).body.schedule, {
+  assert.deepEqual(when(given, webhookCalls.get({ walletId: WALLET, webhookId: "job" })).body.schedule, {
     ...DAILY,
     nextRunAt: "2027-03-02T09:00:00.000Z",
     lastRunAt: "2027-03-01T09:00:01.000Z",
@@ -226,14 +224,14 @@ Deno.test("get: a scheduled webhook shows the schedule model's next run and last
 });
 
 Deno.test("list: every webhook in creation order, [] when none", () => {
-  assert.deepEqual(when(opened(), listWebhooks).body, { webhooks: [] });
+  assert.deepEqual(when(opened(), webhookCalls.list({ walletId: WALLET })).body, { webhooks: [] });
   const given = [
     ...opened(),
     created(mailboxData("b", { createdAt: "2027-02-02T00:00:00.000Z" })),
     created(scheduledData("c", { createdAt: "2027-02-03T00:00:00.000Z" })),
     created(mailboxData("a", { createdAt: "2027-02-04T00:00:00.000Z", headers: { K: "v" } })),
   ];
-  const then = when(given, listWebhooks);
+  const then = when(given, webhookCalls.list({ walletId: WALLET }));
   assert.deepEqual(then.body.webhooks.map((w: { webhookId: string }) => w.webhookId), ["b", "c", "a"]);
   assert.deepEqual(then.body.webhooks[2].headers, { K: "***" });
   assert.ok(then.body.webhooks.every((w: { secret?: string }) => w.secret === undefined));
@@ -248,19 +246,28 @@ Deno.test("an empty wallet: 402 from unpaid, nothing created", () => {
 });
 
 Deno.test("test: a sent test answers 200 either way; one not sent is 404, or a retry hint when raced", () => {
-  const failed = when(opened(), () => testSent({ success: false, message: "webhook call failed: HTTP 500" }));
+  const failed = when(
+    opened(),
+    webhookCalls.testSent({ result: { success: false, message: "webhook call failed: HTTP 500" } }),
+  );
   assert.deepEqual([failed.status, failed.call.log], [200, {
     status: 200,
     error: "webhook call failed: HTTP 500",
   }]);
-  const sent = when(opened(), () => testSent({ success: true, message: "test webhook delivered" }));
+  const sent = when(
+    opened(),
+    webhookCalls.testSent({ result: { success: true, message: "test webhook delivered" } }),
+  );
   assert.deepEqual([sent.body, sent.call.log], [{ success: true, message: "test webhook delivered" }, {
     status: 200,
   }]);
-  assert.equal(when(opened(), (state) => testNotSent("default", state)).status, 404);
+  assert.equal(
+    when(opened(), webhookCalls.testNotSent({ walletId: WALLET, webhookId: "default" })).status,
+    404,
+  );
   const raced = when(
     [...opened(), created(mailboxData("default"))],
-    (state) => testNotSent("default", state),
+    webhookCalls.testNotSent({ walletId: WALLET, webhookId: "default" }),
   );
   assert.deepEqual([raced.status, raced.body.success], [200, false]);
 });
@@ -274,11 +281,11 @@ Deno.test("every answer is the webhook object /openapi.json documents, exactly",
   const answers = [
     when(given, create("new")).body,
     when(given, create("job", scheduled())).body,
-    when(given, (state) => getWebhook("m", state)).body,
+    when(given, webhookCalls.get({ walletId: WALLET, webhookId: "m" })).body,
     when(given, patch("s", { schedule: { active: false } })).body,
   ];
   for (const answer of answers) assert.deepEqual(WebhookView.parse(answer), answer);
-  const list = when(given, listWebhooks).body;
+  const list = when(given, webhookCalls.list({ walletId: WALLET })).body;
   assert.deepEqual(WebhookList.parse(list), list);
   assert.throws(
     () => WebhookView.parse({ ...answers[2], schedule: answers[1].schedule }),

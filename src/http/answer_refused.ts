@@ -5,7 +5,7 @@ import type { AppEnv } from "./env.ts";
 import { errorResponse } from "./errors.ts";
 import { billed } from "./billing.ts";
 import { CLOSE_CONNECTION, InputRefused } from "./input_refused.ts";
-import { failure } from "./reply.ts";
+import { failure } from "../calls/reply.ts";
 
 /** The answer to a refusal; after authentication a billed call (X-Balance, X-Cost, call log). */
 export async function answerRefused(c: Context<AppEnv>, refusal: InputRefused): Promise<Response> {
@@ -29,10 +29,6 @@ export async function answerRefused(c: Context<AppEnv>, refusal: InputRefused): 
 
 function billedRefusal(c: Context<AppEnv>, refusal: InputRefused, replayable: boolean): Promise<Response> {
   const decision = failure(refusal.status, refusal.message);
-  return billed(c, {
-    ...(refusal.charged ? {} : { price: 0 }),
-    decide: () => decision,
-    // A refusal that cost nothing is not kept as the answer to its Idempotency-Key.
-    replayable,
-  });
+  // A refusal that cost nothing is not kept as the answer to its Idempotency-Key.
+  return billed(c, { ...(refusal.charged ? {} : { price: 0 }), decide: () => decision }, { replayable });
 }

@@ -1,20 +1,19 @@
-// Billed routes: each declares its price, its call-log endpoint and what it needs of a scoped key
-// once, with `billing(...)` in its middleware; `billed` runs the route's decision as a ledger
-// command and answers with the billing headers, and a request the route's validator refuses is
-// billed at the same price.
+// Billed routes: each names its entry of the billing table (calls/prices.ts: price, call-log
+// endpoint, what it needs of a scoped key) with `billing(...)` in its middleware; `billed` runs a
+// call from its feature's builder as a ledger command and answers with the billing headers, and a
+// request the route's validator refuses is billed at the same price.
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv, RouteBilling } from "./env.ts";
-import type { DecideState, Decision, Idempotency } from "../ledger/command.ts";
+import type { AppEnv } from "./env.ts";
+import type { RouteBilling } from "../calls/prices.ts";
+import type { Idempotency } from "../ledger/command.ts";
 import type { ReadSet } from "../ledger/reads.ts";
-import { errorResponse, renderBody, UNAUTHORIZED } from "./errors.ts";
-import { failure, type Reply } from "./reply.ts";
+import { errorResponse, renderBody } from "./errors.ts";
+import { failure, type Reply, UNAUTHORIZED } from "../calls/reply.ts";
 import { sha256Hex } from "../ids.ts";
 import { MAX_REQUEST_BODY_BYTES, readBodyBytes } from "./body.ts";
-import { isKeyRefusal, KEYS_NOT_ALLOWED } from "../keys/gate.ts";
-import { type Caller, runBilledCall } from "./billed_call.ts";
+import { isKeyRefusal, KEYS_NOT_ALLOWED } from "../calls/key_gate.ts";
+import { type BilledCall, type Caller, runBilledCall } from "../calls/billed_call.ts";
 import { quoteInput } from "../storable_text.ts";
-
-export type { RouteBilling };
 
 /**
  * Declares the route's price; requireWallet comes before it. A scoped key on a route closed to
@@ -28,11 +27,8 @@ export function billing(route: RouteBilling): MiddlewareHandler<AppEnv> {
     await next();
   };
 }
-export interface BilledCall<R extends ReadSet> {
-  reads?: R;
-  decide(state: DecideState<R>): Decision<Reply>;
-  /** Overrides the route's price: 0 for a refusal that costs nothing. */
-  price?: number;
+/** What REST adds to a billed call: how the request's Idempotency-Key keeps its answer. */
+export interface ReplayOptions {
   /** False: the answer is not kept for the Idempotency-Key (a refusal that cost nothing). */
   replayable?: boolean;
   /** What the Idempotency-Key keeps of the answer, when not the answer itself (a secret shown once). */
@@ -71,15 +67,24 @@ async function idempotencyOf(
   };
 }
 
-export async function billed<R extends ReadSet>(c: Context<AppEnv>, call: BilledCall<R>): Promise<Response> {
+/**
+ * Runs the call at the route's price (or the call's own) and answers it with the billing headers.
+ * A scoped key's access is read from the request by the route's rule (the billing table), as for
+ * the request its validator refused: a path the router could not decode names no bucket.
+ */
+export async function billed<R extends ReadSet>(
+  c: Context<AppEnv>,
+  call: BilledCall<R>,
+  options: ReplayOptions = {},
+): Promise<Response> {
   const walletId = c.get("walletId");
   const route = c.get("billing");
   if (!walletId || !route) throw new Error("billed() needs requireWallet and billing() before it");
   let decide = call.decide;
   let idempotency: Idempotency<Reply> | undefined;
   const key = c.req.header("idempotency-key");
-  if (key !== undefined && REPLAYABLE_METHODS.has(c.req.method) && call.replayable !== false) {
-    if (IDEMPOTENCY_KEY.test(key)) idempotency = await idempotencyOf(c, key, call.keptAs);
+  if (key !== undefined && REPLAYABLE_METHODS.has(c.req.method) && options.replayable !== false) {
+    if (IDEMPOTENCY_KEY.test(key)) idempotency = await idempotencyOf(c, key, options.keptAs);
     else decide = () => failure(400, "Invalid Idempotency-Key: must be 1 to 64 printable characters");
   }
   const caller: Caller = { walletId, key: c.get("key") };
@@ -91,7 +96,9 @@ export async function billed<R extends ReadSet>(c: Context<AppEnv>, call: Billed
       endpoint: route.endpoint,
       startedAt: c.get("startedAt"),
     },
-    access: caller.key ? route.keys?.(c) : undefined,
+    access: caller.key
+      ? route.keys?.({ method: c.req.method, pathname: new URL(c.req.url).pathname })
+      : undefined,
     idempotency,
     reads: call.reads,
     decide,

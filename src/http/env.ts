@@ -1,26 +1,6 @@
 // The context every route sees: what the service depends on and what middleware found out.
-import type { Sql } from "../db/connect.ts";
-import type { Ledger } from "../ledger/ledger.ts";
-import type { Clock } from "../clock.ts";
-import type { Config } from "../config.ts";
-import type { Context } from "hono";
-import type { LogEndpoint } from "../../projections/call_logs.ts";
-import type { KeyAccess } from "../keys/gate.ts";
-
-/** What a route costs and where its calls are logged (declared with billing() in its middleware). */
-export interface RouteBilling {
-  price: number;
-  endpoint: LogEndpoint;
-  /** What the request needs of a scoped key; absent: keys may not call the route (403). */
-  keys?: (c: Context<AppEnv>) => KeyAccess;
-}
-
-export interface Services {
-  sql: Sql;
-  ledger: Ledger;
-  clock: Clock;
-  config: Config;
-}
+import type { Services } from "../calls/services.ts";
+import type { RouteBilling } from "../calls/prices.ts";
 
 export interface AppEnv {
   Bindings: { remoteAddr?: { hostname: string } };

@@ -55,5 +55,3 @@ export class HttpError extends Error {
     this.name = "HttpError";
   }
 }
-
-export const UNAUTHORIZED = "Unauthorized";

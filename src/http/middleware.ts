@@ -1,13 +1,15 @@
 // Cross-cutting concerns: request ids, one JSON log line per request, and authentication.
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv, Services } from "./env.ts";
-import { HttpError, UNAUTHORIZED } from "./errors.ts";
+import type { AppEnv } from "./env.ts";
+import type { Services } from "../calls/services.ts";
+import { HttpError } from "./errors.ts";
+import { UNAUTHORIZED } from "../calls/reply.ts";
 import { sha256Hex } from "../ids.ts";
 import { findActiveWallet } from "../../projections/wallets.ts";
-import { activeWallets, knownKeys } from "./wallet_cache.ts";
+import { activeWallets, knownKeys } from "../calls/wallet_cache.ts";
 import { findKeyByHash } from "../../projections/scoped_keys.ts";
 import { isScopedKey } from "../keys/commands.ts";
-import { KEY_EXPIRED, KEY_REVOKED } from "../keys/gate.ts";
+import { KEY_EXPIRED, KEY_REVOKED } from "../calls/key_gate.ts";
 import { logRequest } from "../log.ts";
 import { withDeadline } from "../db/deadline.ts";
 import { clientNetwork } from "./client_network.ts";

@@ -5,15 +5,11 @@
 import type { Context } from "hono";
 import type { AppEnv } from "./env.ts";
 import { errorResponse } from "./errors.ts";
-import { DatabaseUnavailableError, type FaultOutcome, isDatabaseUnavailable } from "../db/faults.ts";
+import { DatabaseUnavailableError, isDatabaseUnavailable } from "../db/faults.ts";
+import { UNAVAILABLE_PHRASES } from "../calls/reply.ts";
 
 /** What a client waits before trying again: the service notices a returning database within ~1 s. */
 export const RETRY_AFTER_SECONDS = 2;
-
-export const UNAVAILABLE_PHRASES: Record<FaultOutcome, string> = {
-  unchanged: "Database unavailable, nothing was changed: retry shortly",
-  unknown: "Database unavailable, outcome unknown: retry with the same Idempotency-Key",
-};
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 

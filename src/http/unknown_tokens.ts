@@ -7,10 +7,10 @@
 // or key that appears by another way than its creation call (rows inserted by hand, a database
 // restored or replicated from a later point than the one this instance read), and a revoked key
 // swept after its retention (it turns from "Key revoked" to "Unauthorized"). The age bounds them.
-import { HttpError, UNAUTHORIZED } from "./errors.ts";
-import { RecentCache } from "./wallet_cache.ts";
-import { KeyedRateLimit, retryAfterSeconds } from "./rate_limit.ts";
-import { TOO_MANY_REQUESTS } from "../wallets/view_limit.ts";
+import { HttpError } from "./errors.ts";
+import { RecentCache } from "../calls/wallet_cache.ts";
+import { KeyedRateLimit, retryAfterSeconds } from "../calls/rate_limit.ts";
+import { TOO_MANY_REQUESTS, UNAUTHORIZED } from "../calls/reply.ts";
 
 const UNKNOWN_KEPT = 10_000;
 const UNKNOWN_AGE_MS = 10 * 60_000;

@@ -4,7 +4,7 @@
 import { newEvent } from "../../events/catalogue.ts";
 import type { KeyScope, ScopedKeyRow } from "../../projections/scoped_keys.ts";
 import type { CallDecision } from "../ledger/command.ts";
-import { answer, failure, jsonReply, type Reply, textReply } from "../http/reply.ts";
+import { answer, failure, jsonReply, type Reply, textReply } from "../calls/reply.ts";
 import { randomId, randomLowerId, sha256Hex } from "../ids.ts";
 import { quoteInput } from "../storable_text.ts";
 

@@ -4,7 +4,7 @@
 import { newEvent } from "../../events/catalogue.ts";
 import type { KvRow } from "../../projections/kv.ts";
 import type { CallDecision } from "../ledger/command.ts";
-import { answer, failure, type Reply, textReply } from "../http/reply.ts";
+import { answer, failure, type Reply, textReply } from "../calls/reply.ts";
 import { etagOf, preconditionFailure, type Preconditions } from "./preconditions.ts";
 import { quoteInput } from "../storable_text.ts";
 

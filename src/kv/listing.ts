@@ -4,7 +4,7 @@
 // same batch); only a null nextCursor says the listing is complete.
 import type { KvBucketChanges, KvListedEntry, KvPage } from "../../projections/kv.ts";
 import type { CallDecision } from "../ledger/command.ts";
-import { answer, jsonReply, type Reply } from "../http/reply.ts";
+import { answer, jsonReply, type Reply } from "../calls/reply.ts";
 import { compareKeys } from "./key_order.ts";
 import { isStorable, quoteInput } from "../storable_text.ts";
 

@@ -1,26 +1,25 @@
-// A tool that mirrors a REST call: the same price, call-log endpoint, method and path, the same
-// reads and the same pure decision, so a tool call is billed and logged exactly like the call.
+// A tool that mirrors a REST call: the same price, call-log endpoint, method and path, and the same
+// billed call (its feature's builder: the key access, reads and pure decision), so a tool call is
+// billed and logged exactly like the REST call.
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import type { DecideState, Decision } from "../ledger/command.ts";
 import type { ReadSet } from "../ledger/reads.ts";
-import type { RouteBilling } from "../http/billing.ts";
-import type { KeyAccess } from "../keys/gate.ts";
-import { failure, type Reply } from "../http/reply.ts";
-import type { Parsed } from "../http/validation.ts";
+import type { RouteBilling } from "../calls/prices.ts";
+import type { BilledCall } from "../calls/billed_call.ts";
+import { failure } from "../calls/reply.ts";
+import type { Parsed } from "../calls/parsed.ts";
 
-/** The REST call a tool call stands for. */
-export interface MirroredCall<R extends ReadSet = ReadSet> {
+/** Where a tool call goes as its REST call: the route's billing, and what its call log shows. */
+export interface RestTarget {
   /** The REST route's price and call-log endpoint. */
   billing: RouteBilling;
   method: string;
   /** The REST path with its query string, as the call log shows it. */
   path: string;
-  /** What the call needs of a scoped key; absent: keys may not make it (REST's 403). */
-  access?: KeyAccess;
-  reads?: R;
-  decide(state: DecideState<R>): Decision<Reply>;
 }
+
+/** The REST call a tool call stands for: the billed call, made at the REST target. */
+export type MirroredCall<R extends ReadSet = ReadSet> = RestTarget & BilledCall<R>;
 
 export interface BilledTool<Shape extends z.ZodRawShape = z.ZodRawShape> {
   name: string;
@@ -36,15 +35,10 @@ export function billedTool<Shape extends z.ZodRawShape>(tool: BilledTool<Shape>)
   return tool as unknown as BilledTool;
 }
 
-/** Types a mirrored call from its own reads, then forgets them for the tool list. */
-export function mirrored<R extends ReadSet>(call: MirroredCall<R>): MirroredCall<any> {
-  return call;
-}
-
 /** The call when the arguments pass the REST rules, else the same call answering the REST 400. */
 export function unlessRefused<T>(
   parsed: Parsed<T>,
-  refused: Omit<MirroredCall, "decide" | "reads">,
+  refused: RestTarget & Pick<BilledCall, "access">,
   build: (value: T) => MirroredCall<any>,
 ): MirroredCall<any> {
   if (parsed.ok) return build(parsed.value);

@@ -1,26 +1,17 @@
 // The key-value tools: each mirrors its REST call (src/http/routes/kv.ts) with the same field
-// rules (kv_schemas.ts), price, call log, reads and decision. A new KV call becomes a tool by one
-// more entry here. Arguments are JSON, so they can spell what REST's path and body cannot ("\ud800"):
-// every one is checked to be storable, as REST checks its parameters (parseParameters) and its body
-// (parseStorable).
+// rules (src/kv/schemas.ts), call log and billed call (src/kv/calls.ts: price, key access, reads
+// and decision). A new KV call becomes a tool by one more entry here. Arguments are JSON, so they
+// can spell what REST's path and body cannot ("\ud800"): every one is checked to be storable, as
+// REST checks its parameters (parseParameters) and its body (parseStorable).
 import { z } from "zod";
-import { read } from "../ledger/reads.ts";
-import { kvBucketChangesRead, kvEntryRead, kvPageRead } from "../../projections/kv.ts";
-import { deleteValue, incrementValue, readValue, writeValue } from "../kv/commands.ts";
-import { decodeCursor, listKeys, MAX_LIST_LIMIT } from "../kv/listing.ts";
+import { kvCalls } from "../kv/calls.ts";
+import { decodeCursor, MAX_LIST_LIMIT } from "../kv/listing.ts";
 import { ETAG_CONDITION, ETAG_CONDITION_RULE, parseEtagCondition } from "../kv/preconditions.ts";
-import { KV } from "../http/routes/kv.ts";
-import {
-  KvBucketPath,
-  KvIncrQuery,
-  KvListQuery,
-  KvPath,
-  KvValue,
-  KvWriteQuery,
-} from "../http/routes/kv_schemas.ts";
-import { type Parsed, parseParameters, parseStorable } from "../http/validation.ts";
-import { type BilledTool, billedTool, mirrored, unlessRefused } from "./billed_tool.ts";
-import { storableText } from "../storable_text.ts";
+import { KV } from "../calls/prices.ts";
+import { KvBucketPath, KvIncrQuery, KvListQuery, KvPath, KvValue, KvWriteQuery } from "../kv/schemas.ts";
+import { type Parsed, parseParameters, parseStorable } from "../calls/parsed.ts";
+import { kvAccess } from "../calls/key_access.ts";
+import { type BilledTool, billedTool, unlessRefused } from "./billed_tool.ts";
 
 const bucket = z.string().describe('Bucket: 1 to 30 characters, no "/", not starting with "reserved-"');
 const key = z.string().describe('Key: 1 to 30 characters, no "/"');
@@ -38,6 +29,11 @@ function kvPath(names: string[], query: Record<string, string | number | undefin
   const given = Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]);
   const search = given.length ? `?${new URLSearchParams(given)}` : "";
   return `/kv/${names.map((name) => encodeURIComponent(name.toWellFormed())).join("/")}${search}`;
+}
+
+/** A tool's REST call: KV's billing, its method and path, and what it needs of a scoped key (as REST's). */
+function restCall(method: string, bucket: string, path: string) {
+  return { billing: KV, method, path, access: kvAccess(method, bucket) };
 }
 
 /** The first refusal in REST's order (path, then query, then headers and body), or every value. */
@@ -65,15 +61,12 @@ const kvGet = billedTool({
   input: { bucket, key },
   annotations: { readOnlyHint: true },
   call(args, walletId) {
-    const at = { billing: KV, method: "GET", path: kvPath([args.bucket, args.key]) };
-    const access = { need: "read", bucket: storableText(args.bucket) } as const;
-    return unlessRefused(parseParameters(KvPath, args), { ...at, access }, (names) =>
-      mirrored({
-        ...at,
-        access,
-        reads: { entry: read(kvEntryRead, { walletId, ...names }) },
-        decide: ({ reads }) => readValue(reads.entry),
-      }));
+    const at = restCall("GET", args.bucket, kvPath([args.bucket, args.key]));
+    return unlessRefused(
+      parseParameters(KvPath, args),
+      at,
+      (names) => ({ ...at, ...kvCalls.get({ walletId, ...names }) }),
+    );
   },
 });
 
@@ -92,30 +85,17 @@ const kvSet = billedTool({
   },
   annotations: { destructiveHint: true },
   call(args, walletId) {
-    const at = { billing: KV, method: "POST", path: kvPath([args.bucket, args.key], { ttl: args.ttl }) };
-    const access = { need: "write", bucket: storableText(args.bucket) } as const;
+    const at = restCall("POST", args.bucket, kvPath([args.bucket, args.key], { ttl: args.ttl }));
     const parsed = allOk(
       parseParameters(KvPath, { bucket: args.bucket, key: args.key }),
       parseParameters(KvWriteQuery, { ttl: asQuery(args.ttl) }),
       ifMatchOf(args.ifMatch),
       parseStorable(KvValue, args.value, "value"),
     );
-    return unlessRefused(parsed, { ...at, access }, ([names, query, ifMatch, value]) => {
-      const write = { ...names, value, ttlSeconds: Number(query.ttl ?? 0) };
-      if (ifMatch === undefined) {
-        return mirrored({
-          ...at,
-          access,
-          decide: ({ now }) => writeValue(write, now),
-        });
-      }
-      const conditions = { ifMatch: parseEtagCondition(ifMatch) };
-      return mirrored({
-        ...at,
-        access,
-        reads: { entry: read(kvEntryRead, { walletId, ...names }) },
-        decide: ({ reads, now }) => writeValue(write, now, reads.entry, conditions),
-      });
+    return unlessRefused(parsed, at, ([names, query, ifMatch, value]) => {
+      const conditions = ifMatch === undefined ? undefined : { ifMatch: parseEtagCondition(ifMatch) };
+      const write = { value, ttlSeconds: Number(query.ttl ?? 0), conditions };
+      return { ...at, ...kvCalls.set({ walletId, ...names, ...write }) };
     });
   },
 });
@@ -126,15 +106,12 @@ const kvDelete = billedTool({
   input: { bucket, key },
   annotations: { destructiveHint: true, idempotentHint: true },
   call(args, walletId) {
-    const at = { billing: KV, method: "DELETE", path: kvPath([args.bucket, args.key]) };
-    const access = { need: "write", bucket: storableText(args.bucket) } as const;
-    return unlessRefused(parseParameters(KvPath, args), { ...at, access }, (names) =>
-      mirrored({
-        ...at,
-        access,
-        reads: { entry: read(kvEntryRead, { walletId, ...names }) },
-        decide: ({ reads }) => deleteValue(reads.entry),
-      }));
+    const at = restCall("DELETE", args.bucket, kvPath([args.bucket, args.key]));
+    return unlessRefused(
+      parseParameters(KvPath, args),
+      at,
+      (names) => ({ ...at, ...kvCalls.delete({ walletId, ...names }) }),
+    );
   },
 });
 
@@ -151,20 +128,14 @@ const kvIncr = billedTool({
   },
   call(args, walletId) {
     const path = kvPath([args.bucket, args.key, "incr"], { by: args.by, ttl: args.ttl });
-    const at = { billing: KV, method: "POST", path };
-    const access = { need: "write", bucket: storableText(args.bucket) } as const;
+    const at = restCall("POST", args.bucket, path);
     const parsed = allOk(
       parseParameters(KvPath, { bucket: args.bucket, key: args.key }),
       parseParameters(KvIncrQuery, { by: asQuery(args.by), ttl: asQuery(args.ttl) }),
     );
-    return unlessRefused(parsed, { ...at, access }, ([names, query]) => {
-      const increment = { ...names, by: Number(query.by ?? 1), ttlSeconds: Number(query.ttl ?? 0) };
-      return mirrored({
-        ...at,
-        access,
-        reads: { entry: read(kvEntryRead, { walletId, ...names }) },
-        decide: ({ reads, now }) => incrementValue(increment, reads.entry, now),
-      });
+    return unlessRefused(parsed, at, ([names, query]) => {
+      const increment = { by: Number(query.by ?? 1), ttlSeconds: Number(query.ttl ?? 0) };
+      return { ...at, ...kvCalls.incr({ walletId, ...names, ...increment }) };
     });
   },
 });
@@ -185,8 +156,7 @@ const kvList = billedTool({
   annotations: { readOnlyHint: true },
   call(args, walletId) {
     const query = { prefix: args.prefix, limit: asQuery(args.limit), cursor: args.cursor };
-    const at = { billing: KV, method: "GET", path: kvPath([args.bucket], query) };
-    const access = { need: "read", bucket: storableText(args.bucket) } as const;
+    const at = restCall("GET", args.bucket, kvPath([args.bucket], query));
     const parsed = allOk(
       parseParameters(KvBucketPath, { bucket: args.bucket }),
       parseParameters(KvListQuery, query),
@@ -199,22 +169,14 @@ const kvList = billedTool({
       : parsed.ok
       ? { ok: true, value: resumed.after }
       : parsed;
-    return unlessRefused(checked, { ...at, access }, (after) => {
+    return unlessRefused(checked, at, (after) => {
       const listing = {
         bucket: args.bucket,
         prefix: args.prefix ?? "",
         after,
         limit: Number(query.limit ?? MAX_LIST_LIMIT),
       };
-      return mirrored({
-        ...at,
-        access,
-        reads: {
-          page: read(kvPageRead, { walletId, ...listing }),
-          changes: read(kvBucketChangesRead, { walletId, bucket: args.bucket }),
-        },
-        decide: ({ reads, now }) => listKeys(listing, reads.page, reads.changes, now),
-      });
+      return { ...at, ...kvCalls.list({ walletId, ...listing }) };
     });
   },
 });

@@ -4,14 +4,14 @@
 // Stateless: one server per HTTP request, so nothing lives between requests.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { Services } from "../http/env.ts";
-import { type Caller, runBilledCall } from "../http/billed_call.ts";
+import type { Services } from "../calls/services.ts";
+import { type Caller, runBilledCall } from "../calls/billed_call.ts";
 import { LedgerBusyError } from "../ledger/ledger.ts";
 import { CallerThrottledError } from "../ledger/fault_throttle.ts";
 import { SERVICE_NAME, SERVICE_VERSION } from "../service_info.ts";
 import { log } from "../log.ts";
 import { DatabaseUnavailableError, isDatabaseUnavailable } from "../db/faults.ts";
-import { UNAVAILABLE_PHRASES } from "../http/unavailable.ts";
+import { UNAVAILABLE_PHRASES } from "../calls/reply.ts";
 import type { BilledTool } from "./billed_tool.ts";
 import { KV_TOOLS } from "./kv_tools.ts";
 import { usageSummary } from "./usage_tool.ts";
@@ -75,7 +75,7 @@ function registerBilled(server: McpServer, tool: BilledTool, { services, caller,
     try {
       const mirrored = tool.call(args as never, caller.walletId);
       const outcome = await runBilledCall(services.ledger, caller, {
-        price: mirrored.billing.price,
+        price: mirrored.price ?? mirrored.billing.price,
         call: {
           method: mirrored.method,
           path: mirrored.path,

@@ -4,9 +4,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { LedgerResult } from "../ledger/command.ts";
-import type { Reply } from "../http/reply.ts";
-import { UNAUTHORIZED } from "../http/errors.ts";
-import { isKeyRefusal } from "../keys/gate.ts";
+import { type Reply, UNAUTHORIZED } from "../calls/reply.ts";
+import { isKeyRefusal } from "../calls/key_gate.ts";
 
 /** The structured content of every billed tool's result. */
 export const BilledOutput = {

@@ -1,12 +1,13 @@
 // usage_summary: GET /token/usage as a tool, free and limited like the REST view (the same reads,
 // rate limit and report), and, like it, for the wallet token only: a scoped key gets REST's 403.
 import { z } from "zod";
-import { usageView } from "../wallets/free_views.ts";
+import { walletCalls } from "../wallets/calls.ts";
 import { DEFAULT_USAGE_DAYS } from "../wallets/usage_report.ts";
 import { MAX_USAGE_DAYS } from "../../projections/daily_usage.ts";
-import { UsageQuery, VIEWS } from "../http/routes/usage.ts";
-import { parseWith } from "../http/validation.ts";
-import { billedTool, mirrored, unlessRefused } from "./billed_tool.ts";
+import { UsageQuery } from "../wallets/view_queries.ts";
+import { VIEWS } from "../calls/prices.ts";
+import { parseWith } from "../calls/parsed.ts";
+import { billedTool, unlessRefused } from "./billed_tool.ts";
 
 export const usageSummary = billedTool({
   name: "usage_summary",
@@ -23,9 +24,9 @@ export const usageSummary = billedTool({
     const query = days === undefined ? "" : `?${new URLSearchParams({ days })}`;
     // No key access: a scoped key may not read the wallet's usage, as over REST.
     const at = { billing: VIEWS, method: "GET", path: `/token/usage${query}` };
-    return unlessRefused(parseWith(UsageQuery, { days }), at, (parsed) => {
-      const view = usageView(walletId, { days: Number(parsed.days ?? DEFAULT_USAGE_DAYS), csv: false });
-      return mirrored({ ...at, reads: view.reads, decide: view.decide });
-    });
+    return unlessRefused(parseWith(UsageQuery, { days }), at, (parsed) => ({
+      ...at,
+      ...walletCalls.usage({ walletId, days: Number(parsed.days ?? DEFAULT_USAGE_DAYS), csv: false }),
+    }));
   },
 });

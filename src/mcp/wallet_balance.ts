@@ -8,12 +8,12 @@ import type { BilledCommand, DecideState, NoCall } from "../ledger/command.ts";
 import { read, type ReadSet } from "../ledger/reads.ts";
 import { scopedKeyRead, type ScopedKeyRow } from "../../projections/scoped_keys.ts";
 import type { WalletRow } from "../../projections/wallets.ts";
-import { keyUnauthorized } from "../keys/gate.ts";
-import { UNAUTHORIZED } from "../http/errors.ts";
-import type { Caller } from "../http/billed_call.ts";
-import { activeWallets, knownKeys } from "../http/wallet_cache.ts";
-import { KeyedRateLimit, retryAfterSeconds } from "../http/rate_limit.ts";
-import { TOO_MANY_REQUESTS, VIEW_CALLS_PER_MINUTE, VIEW_WINDOW_MS } from "../wallets/view_limit.ts";
+import { keyUnauthorized } from "../calls/key_gate.ts";
+import type { Caller } from "../calls/billed_call.ts";
+import { activeWallets, knownKeys } from "../calls/wallet_cache.ts";
+import { KeyedRateLimit, retryAfterSeconds } from "../calls/rate_limit.ts";
+import { VIEW_CALLS_PER_MINUTE, VIEW_WINDOW_MS } from "../wallets/view_limit.ts";
+import { TOO_MANY_REQUESTS, UNAUTHORIZED } from "../calls/reply.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { toolError } from "./tool_result.ts";
 

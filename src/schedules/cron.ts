@@ -13,6 +13,7 @@
 //   real-time rhythm, as Vixie cron does: times inside a gap are skipped, a repeated hour runs again.
 
 import { Cron, type CronOptions } from "croner";
+import type { Parsed } from "../calls/parsed.ts";
 
 export const MAX_CRON_LENGTH = 200;
 export const MAX_TIMEZONE_LENGTH = 64;
@@ -77,15 +78,13 @@ const CRON_OPTIONS: CronOptions = {
   paused: true,
 };
 
-type Parsed<T> = { value: T } | { error: string };
-
 /**
  * Checks a schedule as the API receives it. Returns the 400 phrase, or null when the expression
  * is valid, the zone is an IANA name and the schedule fires at least once after `from`.
  */
 export function validateSchedule(cron: string, timezone: string, from: Date): string | null {
   const pattern = parseCron(cron);
-  if ("error" in pattern) return pattern.error;
+  if (!pattern.ok) return pattern.phrase;
   const zone = ianaTimezone(timezone);
   if (zone === null) return timezonePhrase(timezone);
   if (nextRun(pattern.value, zone, from) === null) return `${cronPrefix(cron)}: never fires`;
@@ -98,7 +97,7 @@ export function validateSchedule(cron: string, timezone: string, from: Date): st
  */
 export function nextRunAt(cron: string, timezone: string, after: Date): Date | null {
   const pattern = parseCron(cron);
-  if ("error" in pattern) throw new RangeError(pattern.error);
+  if (!pattern.ok) throw new RangeError(pattern.phrase);
   return nextRun(pattern.value, canonicalTimezone(timezone), after);
 }
 
@@ -151,27 +150,27 @@ function cronPrefix(cron: string): string {
 /** The five fields rewritten for croner, or the phrase saying what is wrong. */
 function parseCron(cron: string): Parsed<string> {
   if (cron.length > MAX_CRON_LENGTH) {
-    return { error: `Invalid schedule.cron: longer than ${MAX_CRON_LENGTH} characters` };
+    return { ok: false, phrase: `Invalid schedule.cron: longer than ${MAX_CRON_LENGTH} characters` };
   }
   const text = cron.trim();
   // croner accepts macros even in 5-part mode.
   if (text.startsWith("@")) {
     const fields = MACRO_FIELDS[text.toLowerCase()];
     const hint = fields === undefined ? "write the 5 fields" : `use ${JSON.stringify(fields)}`;
-    return { error: `${cronPrefix(cron)}: @ macros are not supported, ${hint}` };
+    return { ok: false, phrase: `${cronPrefix(cron)}: @ macros are not supported, ${hint}` };
   }
   const fields = text === "" ? [] : text.split(/\s+/);
   if (fields.length !== FIELD_RULES.length) {
     const expected = "must have 5 fields (minute hour day-of-month month day-of-week)";
-    return { error: `${cronPrefix(cron)}: ${expected}, found ${fields.length}` };
+    return { ok: false, phrase: `${cronPrefix(cron)}: ${expected}, found ${fields.length}` };
   }
   const rewritten: string[] = [];
   for (const [index, rule] of FIELD_RULES.entries()) {
     const field = parseField(fields[index], rule);
-    if ("error" in field) return { error: `${cronPrefix(cron)}: ${field.error}` };
+    if (!field.ok) return { ok: false, phrase: `${cronPrefix(cron)}: ${field.phrase}` };
     rewritten.push(field.value);
   }
-  return { value: rewritten.join(" ") };
+  return { ok: true, value: rewritten.join(" ") };
 }
 
 /** One list item: `*` or `a` or `a-b`, with an optional step. */
@@ -186,13 +185,13 @@ function parseField(field: string, rule: FieldRule): Parsed<string> {
   const items: Item[] = [];
   for (const text of field.split(",")) {
     const item = parseItem(text, field, rule);
-    if ("error" in item) return item;
+    if (!item.ok) return item;
     items.push(item.value);
   }
   // croner reads any day field other than `*` as restricted: `*/1` or `0-6` would make the other
   // day field an OR with "every day". Restricted means "not every day", so they become `*`.
-  if (rule.isDay && coversEveryValue(items, rule)) return { value: "*" };
-  return { value: items.map(itemPattern).join(",") };
+  if (rule.isDay && coversEveryValue(items, rule)) return { ok: true, value: "*" };
+  return { ok: true, value: items.map(itemPattern).join(",") };
 }
 
 const ITEM = /^(\*|[A-Za-z0-9]+)(?:-([A-Za-z0-9]+))?(?:\/([0-9]+))?$/;
@@ -201,7 +200,7 @@ const EXTENSION = /[#?+]|^L$|^L-|^[0-9]*L$|^[0-9]*W$|^LW$/i;
 
 function parseItem(text: string, field: string, rule: FieldRule): Parsed<Item> {
   const where = `${rule.name} ${JSON.stringify(field)}`;
-  if (EXTENSION.test(text)) return { error: `${where}: L, W, #, ? and + are not supported` };
+  if (EXTENSION.test(text)) return { ok: false, phrase: `${where}: L, W, #, ? and + are not supported` };
   const [, first, last, stepText]: (string | undefined)[] = ITEM.exec(text) ?? [];
   const isToken = (token: string | undefined) =>
     token !== undefined && (/^[0-9]+$/.test(token) || isName(token, rule));
@@ -210,24 +209,27 @@ function parseItem(text: string, field: string, rule: FieldRule): Parsed<Item> {
     : isToken(first) && (last === undefined || isToken(last));
   if (first === undefined || !wellFormed) {
     const names = rule.names === undefined ? "" : `, names ${rule.names[0]}-${rule.names.at(-1)}`;
-    return { error: `${where} must be numbers${names}, *, lists, ranges or steps` };
+    return { ok: false, phrase: `${where} must be numbers${names}, *, lists, ranges or steps` };
   }
   const step = stepText === undefined ? null : Number(stepText);
   if (step !== null && (step < 1 || step > rule.max)) {
-    return { error: `${rule.name} step must be 1-${rule.max}` };
+    return { ok: false, phrase: `${rule.name} step must be 1-${rule.max}` };
   }
-  if (first === "*") return { value: { star: true, start: rule.min, end: rule.last, step } };
+  if (first === "*") return { ok: true, value: { star: true, start: rule.min, end: rule.last, step } };
 
   const start = fieldValue(first, rule);
   const end = last === undefined ? start : fieldValue(last, rule);
-  if (start === null || end === null) return { error: rangePhrase(rule) };
+  if (start === null || end === null) return { ok: false, phrase: rangePhrase(rule) };
   if (start > end) {
     const sunday = rule.name === "day-of-week" ? " (Sunday is 7 at the end of a range)" : "";
-    return { error: `${rule.name} range ${JSON.stringify(text)} must go from low to high${sunday}` };
+    return {
+      ok: false,
+      phrase: `${rule.name} range ${JSON.stringify(text)} must go from low to high${sunday}`,
+    };
   }
   // An open step `a/n` runs from a to the end of the field (croner refuses it unless sloppy).
   const openEnd = last === undefined && step !== null ? Math.max(start, rule.last) : end;
-  return { value: { star: false, start, end: openEnd, step } };
+  return { ok: true, value: { star: false, start, end: openEnd, step } };
 }
 
 function itemPattern(item: Item): string {

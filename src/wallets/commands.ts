@@ -3,7 +3,7 @@
 import type { CallDecision } from "../ledger/command.ts";
 import type { WalletRow } from "../../projections/wallets.ts";
 import type { CallLogRow } from "../../projections/call_logs.ts";
-import { answer, jsonReply, type Reply, textReply } from "../http/reply.ts";
+import { answer, jsonReply, type Reply, textReply } from "../calls/reply.ts";
 
 /** GET /token: the balance after this call, creation time and hash. */
 export function walletInfo(wallet: WalletRow, price: number): CallDecision<Reply> {

@@ -2,7 +2,7 @@
 // cursor of the next page (null on the last).
 import type { CallDecision } from "../ledger/command.ts";
 import type { CreditMovement, MovementsPage } from "../../events/credit_movements.ts";
-import { answer, jsonReply, type Reply } from "../http/reply.ts";
+import { answer, jsonReply, type Reply } from "../calls/reply.ts";
 
 export const DEFAULT_LEDGER_LIMIT = 50;
 

@@ -7,7 +7,7 @@ import { newEvent } from "../../events/catalogue.ts";
 import { read } from "../ledger/reads.ts";
 import { newToken, sha256Hex } from "../ids.ts";
 import { lastTokenRequestRead, type RecordTokenRequest, TOKEN_INTERVAL_MS } from "./token_requests.ts";
-import { activeWallets } from "../http/wallet_cache.ts";
+import { activeWallets } from "../calls/wallet_cache.ts";
 
 export const WELCOME_CREDITS = 100;
 export { TOKEN_INTERVAL_MS };

@@ -2,7 +2,7 @@
 // JSON (every day of the range, oldest first) or as CSV (one line per day and type with calls).
 import type { CallDecision } from "../ledger/command.ts";
 import { firstDay, USAGE_TYPES, type UsageRow, utcDay } from "../../projections/daily_usage.ts";
-import { answer, jsonReply, type Reply } from "../http/reply.ts";
+import { answer, jsonReply, type Reply } from "../calls/reply.ts";
 
 export const DEFAULT_USAGE_DAYS = 30;
 const DAY_MS = 24 * 3600 * 1000;

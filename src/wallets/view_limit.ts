@@ -3,11 +3,10 @@
 // as the wallet's lock holds them, so it holds across instances.
 import type { CallDecision } from "../ledger/command.ts";
 import { VIEW_CALLS_PER_MINUTE, type ViewCallsRow } from "../../projections/view_calls.ts";
-import { type Reply, textReply } from "../http/reply.ts";
+import { type Reply, textReply, TOO_MANY_REQUESTS } from "../calls/reply.ts";
 
 export { VIEW_CALLS_PER_MINUTE };
 export const VIEW_WINDOW_MS = 60_000;
-export const TOO_MANY_REQUESTS = "Too Many Requests";
 
 /** Whole seconds until one more call fits in the window; 0 when it fits now. */
 export function viewWaitSeconds(calls: ViewCallsRow | undefined, now: Date): number {

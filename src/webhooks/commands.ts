@@ -4,7 +4,7 @@
 import { newEvent } from "../../events/catalogue.ts";
 import type { CallDecision, DecideState } from "../ledger/command.ts";
 import { read } from "../ledger/reads.ts";
-import { answer, failure, jsonReply, type Reply, textReply } from "../http/reply.ts";
+import { answer, failure, jsonReply, type Reply, textReply } from "../calls/reply.ts";
 import { inCreationOrder, walletWebhooksRead } from "../../projections/webhooks.ts";
 import { scheduleAfterConfig, walletSchedulesRead } from "../../projections/schedules.ts";
 import { walletHealthRead } from "../../projections/webhook_health.ts";

@@ -9,6 +9,9 @@ import { evolveWallet, type WalletRow } from "../../projections/wallets.ts";
 import type { BilledCommand, CallDecision, Decision, UnbilledCommand } from "../../src/ledger/command.ts";
 import type { ReadSet, ReadValues } from "../../src/ledger/reads.ts";
 import { chooseDecision, type KeptState } from "../../src/ledger/run_batch.ts";
+import { type BilledCall, billedCommand } from "../../src/calls/billed_call.ts";
+import type { Reply } from "../../src/calls/reply.ts";
+import type { LogEndpoint } from "../../projections/call_logs.ts";
 
 export const WALLET = "a".repeat(64);
 export const NOW = new Date("2027-03-01T12:00:00.000Z");
@@ -61,6 +64,22 @@ function when<O>(decision: Decision<O>): When<O> {
     call: () => decision.log ? decision as CallDecision<O> : assert.fail("the decision is no call"),
     events: () => (decision.log ? (decision as CallDecision<O>).events ?? [] : []),
   };
+}
+
+/**
+ * The command a billed call (its feature's builder: kv/calls.ts) makes for the wallet's token, as
+ * the REST route and the MCP tool make it (billedCommand); `at` is what its call log shows.
+ */
+export function commandOfCall<R extends ReadSet>(
+  call: BilledCall<R>,
+  at: { method: string; path: string; endpoint: LogEndpoint } = {
+    method: "GET",
+    path: "/kv/b/k",
+    endpoint: "kv",
+  },
+): BilledCommand<Reply, R> {
+  const spec = { ...call, price: call.price ?? 0, call: { ...at, startedAt: 0 } };
+  return billedCommand({ walletId: WALLET }, spec) as unknown as BilledCommand<Reply, R>;
 }
 
 /** Decides a billed command after `given`, as the ledger would. */

@@ -2,16 +2,12 @@
 // events record them, settings as requests resolve to, and `when`, which decides a command after
 // the given events as the ledger would, with no database.
 import { type NewEvent, newEvent } from "../../events/catalogue.ts";
-import { decideBilled, NOW, WALLET } from "./decider.ts";
-import type { BilledCommand, CallDecision } from "../../src/ledger/command.ts";
-import { failure, type Reply } from "../../src/http/reply.ts";
-import {
-  createWebhook,
-  patchWebhook,
-  type WebhookReads,
-  webhookReads,
-  type WebhookState,
-} from "../../src/webhooks/commands.ts";
+import { commandOfCall, decideBilled, NOW, WALLET } from "./decider.ts";
+import type { BilledCall } from "../../src/calls/billed_call.ts";
+import type { ReadSet } from "../../src/ledger/reads.ts";
+import { webhookCalls } from "../../src/webhooks/calls.ts";
+import type { BilledCommand } from "../../src/ledger/command.ts";
+import { type Reply } from "../../src/calls/reply.ts";
 import type { FreshIdentity, MailboxSettings, WebhookSettings } from "../../src/webhooks/config/config.ts";
 import type { WebhookConfigData } from "../../src/webhooks/config/event_data.ts";
 import type { PatchWebhookInput } from "../../src/webhooks/config/input.ts";
@@ -64,27 +60,19 @@ export function scheduled(schedule = DAILY, url = "https://hooks.example/new"): 
   return { url, headers: {}, mode: "scheduled", schedule };
 }
 
-export function webhookCommand(
-  decide: (state: WebhookState) => CallDecision<Reply>,
-): BilledCommand<Reply, WebhookReads> {
-  return {
-    walletId: WALLET,
-    price: 1,
-    call: { method: "POST", path: "/webhook", endpoint: "webhook", startedAt: 0 },
-    reads: webhookReads(WALLET),
-    decide,
-    unpaid: () => failure(402, "Insufficient credits"),
-  };
+/** The command a webhook call makes, as its route makes it. */
+export function webhookCommand<R extends ReadSet>(call: BilledCall<R>): BilledCommand<Reply, R> {
+  return commandOfCall(call, { method: "POST", path: "/webhook", endpoint: "webhook" });
 }
 
-export function when(given: NewEvent[], decide: (state: WebhookState) => CallDecision<Reply>, now = NOW) {
-  const call = decideBilled(given, webhookCommand(decide), { now }).call();
+export function when<R extends ReadSet>(given: NewEvent[], billedCall: BilledCall<R>, now = NOW) {
+  const call = decideBilled(given, webhookCommand(billedCall), { now }).call();
   const body = call.outcome.contentType === "application/json" ? JSON.parse(call.outcome.body) : undefined;
   return { call, status: call.outcome.status, text: call.outcome.body, body, events: call.events ?? [] };
 }
 
-export const create = (webhookId?: string, settings = mailbox()) => (state: WebhookState) =>
-  createWebhook({ webhookId, settings, fresh: FRESH }, state);
+export const create = (webhookId?: string, settings = mailbox()) =>
+  webhookCalls.create({ walletId: WALLET, webhookId, settings, fresh: FRESH });
 
-export const patch = (webhookId: string, change: PatchWebhookInput) => (state: WebhookState) =>
-  patchWebhook({ webhookId, patch: change, fresh: FRESH, allowPrivate: false }, state);
+export const patch = (webhookId: string, change: PatchWebhookInput) =>
+  webhookCalls.patch({ walletId: WALLET, webhookId, patch: change, fresh: FRESH, allowPrivate: false });

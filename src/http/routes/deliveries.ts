@@ -4,8 +4,10 @@
 // in webhooks/deliveries/commands.ts.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
-import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
+import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
+import { webhookCalls } from "../../webhooks/calls.ts";
+import { WEBHOOK } from "../../calls/prices.ts";
 import { WebhookIdParam } from "../../webhooks/config/input.ts";
 import {
   DEFAULT_PAGE,
@@ -19,15 +21,6 @@ import {
   RecoverResult,
 } from "../../webhooks/deliveries/view.ts";
 import {
-  deliveryReads,
-  listDeliveries,
-  listReads,
-  recoverDeliveries,
-  recoverReads,
-  retryDelivery,
-  showDelivery,
-} from "../../webhooks/deliveries/commands.ts";
-import {
   billedRoute,
   BILLING_NOTE,
   BODY_REFUSED,
@@ -39,7 +32,6 @@ import {
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
 
-const WEBHOOK: RouteBilling = { price: 1, endpoint: "webhook" };
 const notFound = { 404: errorResponseDoc("`Webhook not found` or `Delivery not found`") };
 
 const listRoute = billedRoute({
@@ -128,21 +120,13 @@ export function deliveryRoutes(app: OpenAPIHono<AppEnv>) {
       limit: query.limit === undefined ? DEFAULT_PAGE : Number(query.limit),
       ...(after ? { after: after.value } : {}),
     };
-    return billed(c, { reads: listReads(request), decide: (state) => listDeliveries(request, state) });
+    return billed(c, webhookCalls.deliveries(request));
   });
   serve(app, showRoute, (c) => {
-    const { webhookId, deliveryId } = c.req.valid("param");
-    return billed(c, {
-      reads: deliveryReads(c.get("walletId")!, webhookId, deliveryId),
-      decide: showDelivery,
-    });
+    return billed(c, webhookCalls.delivery({ walletId: c.get("walletId")!, ...c.req.valid("param") }));
   });
   serve(app, retryRoute, (c) => {
-    const { webhookId, deliveryId } = c.req.valid("param");
-    return billed(c, {
-      reads: deliveryReads(c.get("walletId")!, webhookId, deliveryId),
-      decide: retryDelivery,
-    });
+    return billed(c, webhookCalls.retry({ walletId: c.get("walletId")!, ...c.req.valid("param") }));
   });
   serve(app, recoverRoute, async (c) => {
     const { webhookId } = c.req.valid("param");
@@ -150,8 +134,7 @@ export function deliveryRoutes(app: OpenAPIHono<AppEnv>) {
     if (!input.ok) return billedFailure(c, 400, input.phrase);
     const request = { walletId: c.get("walletId")!, webhookId, ...input.value };
     const { clock, config } = c.get("services");
-    const reads = recoverReads(request, clock.now());
-    const pace = { intervalMs: config.recoverIntervalMs };
-    return billed(c, { reads, decide: (state) => recoverDeliveries(request, state, pace) });
+    const intervalMs = config.recoverIntervalMs;
+    return billed(c, webhookCalls.recover({ request, now: clock.now(), intervalMs }));
   });
 }

@@ -3,8 +3,9 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { z as zod } from "zod";
 import type { AppEnv } from "../env.ts";
-import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
+import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
+import { KEYS } from "../../calls/prices.ts";
 import {
   billedRoute,
   BILLING_NOTE,
@@ -16,21 +17,11 @@ import {
   textOk,
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
-import { read } from "../../ledger/reads.ts";
-import { scopedKeyRead, walletKeysRead } from "../../../projections/scoped_keys.ts";
-import {
-  createKey,
-  keptCreation,
-  listKeys,
-  MAX_ACTIVE_KEYS,
-  newKeyMaterial,
-  revokeKey,
-} from "../../keys/commands.ts";
+import { keptCreation, MAX_ACTIVE_KEYS, newKeyMaterial } from "../../keys/commands.ts";
+import { keyCalls } from "../../keys/calls.ts";
 import { hasAtMostCodePoints } from "../../code_points.ts";
-import { KvPath } from "./kv.ts";
-import { BUCKET_DOC } from "./kv_schemas.ts";
+import { BUCKET_DOC, KvPath } from "../../kv/schemas.ts";
 
-const KEYS: RouteBilling = { price: 1, endpoint: "token" };
 const MAX_NAME_CHARS = 64;
 const MAX_BUCKETS = 20;
 const MAX_SPEND_CAP = 1e12;
@@ -154,24 +145,14 @@ export function keyRoutes(app: OpenAPIHono<AppEnv>) {
     const input = await readJsonBody(c, KeyInput);
     if (!input.ok) return billedFailure(c, 400, input.phrase);
     const material = await newKeyMaterial();
-    return billed(c, {
-      reads: { keys: read(walletKeysRead, c.get("walletId")!) },
-      decide: ({ reads, now }) => createKey(input.value, material, reads.keys, now),
-      keptAs: keptCreation,
-    });
+    const call = keyCalls.create({ walletId: c.get("walletId")!, request: input.value, material });
+    return billed(c, call, { keptAs: keptCreation });
   });
 
-  serve(app, listKeysRoute, (c) =>
-    billed(c, {
-      reads: { keys: read(walletKeysRead, c.get("walletId")!) },
-      decide: ({ reads, now }) => listKeys(reads.keys, now),
-    }));
+  serve(app, listKeysRoute, (c) => billed(c, keyCalls.list({ walletId: c.get("walletId")! })));
 
   serve(app, revokeKeyRoute, (c) => {
-    const { id } = c.req.valid("param");
-    return billed(c, {
-      reads: { key: read(scopedKeyRead, { walletId: c.get("walletId")!, keyId: id }) },
-      decide: ({ reads }) => revokeKey(id, reads.key),
-    });
+    const keyId = c.req.valid("param").id;
+    return billed(c, keyCalls.revoke({ walletId: c.get("walletId")!, keyId }));
   });
 }

@@ -4,8 +4,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
-import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
+import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
+import { KV } from "../../calls/prices.ts";
 import {
   billedRoute,
   BILLING_NOTE,
@@ -16,15 +17,12 @@ import {
   serve,
   textOk,
 } from "../openapi.ts";
-import { parseWith } from "../validation.ts";
-import { read } from "../../ledger/reads.ts";
-import { kvBucketChangesRead, kvEntryRead, kvPageRead } from "../../../projections/kv.ts";
-import { deleteValue, incrementValue, MAX_TTL_SECONDS, readValue, writeValue } from "../../kv/commands.ts";
-import { decodeCursor, listKeys, MAX_LIST_LIMIT } from "../../kv/listing.ts";
+import { parseWith } from "../../calls/parsed.ts";
+import { kvCalls } from "../../kv/calls.ts";
+import { decodeCursor, MAX_LIST_LIMIT } from "../../kv/listing.ts";
 import { parseEtagCondition, type Preconditions } from "../../kv/preconditions.ts";
 import { readTextBody } from "../body.ts";
 import { strictRoutePath } from "../strict_path.ts";
-import { kvKeyAccess } from "../key_access.ts";
 import {
   EntryEtagHeader,
   KvBucketPath,
@@ -35,12 +33,9 @@ import {
   KvPath,
   KvValue,
   KvWriteQuery,
-} from "./kv_schemas.ts";
+} from "../../kv/schemas.ts";
 
-export { KvPath, KvValue, KvWriteQuery, MAX_TTL_SECONDS };
 const MAX_VALUE_BYTES = 4 * 1024;
-/** Open to scoped keys: `read` keys GET and list, `write` keys also POST, DELETE and incr, in their buckets. */
-export const KV: RouteBilling = { price: 1, endpoint: "kv", keys: kvKeyAccess };
 const notFound = { 404: errorResponseDoc("`Key Not Found`") };
 const preconditionFailed = {
   412: errorResponseDoc(
@@ -137,8 +132,11 @@ function preconditionsOf(
   };
 }
 
-const entryOf = (c: Context<AppEnv>, bucket: string, key: string) => ({
-  entry: read(kvEntryRead, { walletId: c.get("walletId")!, bucket, key }),
+/** The entry the request's path names, in the caller's wallet. */
+const entryOf = (c: Context<AppEnv>, { bucket, key }: { bucket: string; key: string }) => ({
+  walletId: c.get("walletId")!,
+  bucket,
+  key,
 });
 
 /** A page of the bucket as the wallet's lock sees it, with the batch's earlier writes laid over it. */
@@ -149,59 +147,34 @@ function serveListing(app: OpenAPIHono<AppEnv>) {
     const resume = cursor === undefined ? { after: undefined } : decodeCursor(cursor, bucket, prefix);
     if ("phrase" in resume) return billedFailure(c, 400, resume.phrase);
     const listing = { bucket, prefix, after: resume.after, limit: Number(limit ?? MAX_LIST_LIMIT) };
-    const walletId = c.get("walletId")!;
-    const reads = {
-      page: read(kvPageRead, { walletId, ...listing }),
-      changes: read(kvBucketChangesRead, { walletId, bucket }),
-    };
-    return billed(c, {
-      reads,
-      decide: ({ reads, now }) => listKeys(listing, reads.page, reads.changes, now),
-    });
+    return billed(c, kvCalls.list({ walletId: c.get("walletId")!, ...listing }));
   });
 }
 
 export function kvRoutes(app: OpenAPIHono<AppEnv>) {
   // Hono tries routes in the order they are added: every declared route before the catch-all.
   serveListing(app);
-  serve(app, getKv, (c) => {
-    const { bucket, key } = c.req.valid("param");
-    return billed(c, { reads: entryOf(c, bucket, key), decide: ({ reads }) => readValue(reads.entry) });
-  });
+  serve(app, getKv, (c) => billed(c, kvCalls.get(entryOf(c, c.req.valid("param")))));
 
   serve(app, postKv, async (c) => {
-    const { bucket, key } = c.req.valid("param");
     const { ttl } = c.req.valid("query");
     const conditions = preconditionsOf(c.req.valid("header"));
     const value = parseWith(KvValue, await readTextBody(c, MAX_VALUE_BYTES, "value"), "value");
     if (!value.ok) return billedFailure(c, 400, value.phrase);
-    const write = { bucket, key, value: value.value, ttlSeconds: Number(ttl ?? 0) };
-    // The entry is read only for a conditional write: a plain write needs no read.
-    if (!conditions) return billed(c, { decide: ({ now }) => writeValue(write, now) });
-    return billed(c, {
-      reads: entryOf(c, bucket, key),
-      decide: ({ reads, now }) => writeValue(write, now, reads.entry, conditions),
-    });
+    const write = { value: value.value, ttlSeconds: Number(ttl ?? 0), conditions };
+    return billed(c, kvCalls.set({ ...entryOf(c, c.req.valid("param")), ...write }));
   });
 
   serve(app, deleteKv, (c) => {
-    const { bucket, key } = c.req.valid("param");
-    const conditions = preconditionsOf(c.req.valid("header")) ?? {};
-    return billed(c, {
-      reads: entryOf(c, bucket, key),
-      decide: ({ reads }) => deleteValue(reads.entry, conditions),
-    });
+    const conditions = preconditionsOf(c.req.valid("header"));
+    return billed(c, kvCalls.delete({ ...entryOf(c, c.req.valid("param")), conditions }));
   });
 
   serve(app, incrKv, (c) => {
-    const { bucket, key } = c.req.valid("param");
     const { by, ttl } = c.req.valid("query");
-    const conditions = preconditionsOf(c.req.valid("header")) ?? {};
-    const increment = { bucket, key, by: Number(by ?? 1), ttlSeconds: Number(ttl ?? 0) };
-    return billed(c, {
-      reads: entryOf(c, bucket, key),
-      decide: ({ reads, now }) => incrementValue(increment, reads.entry, now, conditions),
-    });
+    const conditions = preconditionsOf(c.req.valid("header"));
+    const increment = { by: Number(by ?? 1), ttlSeconds: Number(ttl ?? 0), conditions };
+    return billed(c, kvCalls.incr({ ...entryOf(c, c.req.valid("param")), ...increment }));
   });
 
   // Paths with the wrong number of segments (an empty name, or a "/" in the key) are bad input,

@@ -2,11 +2,11 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { z as zod } from "zod";
 import type { AppEnv } from "../env.ts";
-import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
+import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
-import { type LowBalanceWebhook, walletSettingsRead } from "../../../projections/wallet_settings.ts";
-import { read } from "../../ledger/reads.ts";
-import { changeSettings, settingsView } from "../../alerts/settings.ts";
+import { settingsCalls } from "../../alerts/calls.ts";
+import { SETTINGS } from "../../calls/prices.ts";
+import { type LowBalanceWebhook } from "../../../projections/wallet_settings.ts";
 import {
   billedRoute,
   BILLING_NOTE,
@@ -24,8 +24,6 @@ import { newWebhookSecret } from "../../webhooks/signature.ts";
 import type { EmailFormat } from "../../webhooks/payloads.ts";
 import { newDeliveryId, newMessageId } from "../../webhooks/outbox.ts";
 import { randomId } from "../../ids.ts";
-
-const SETTINGS: RouteBilling = { price: 1, endpoint: "token" };
 
 export const LowBalanceWebhookInput = zod.strictObject({
   url: Url,
@@ -126,13 +124,7 @@ function webhookOf(input: zod.infer<typeof LowBalanceWebhookInput>): LowBalanceW
 }
 
 export function settingsRoutes(app: OpenAPIHono<AppEnv>) {
-  const settingsOf = (walletId: string) => ({ settings: read(walletSettingsRead, walletId) });
-
-  serve(app, getSettings, (c) =>
-    billed(c, {
-      reads: settingsOf(c.get("walletId")!),
-      decide: ({ reads }) => settingsView(reads.settings),
-    }));
+  serve(app, getSettings, (c) => billed(c, settingsCalls.get({ walletId: c.get("walletId")! })));
 
   serve(app, putSettings, async (c) => {
     const input = await readJsonBody(c, SettingsInput);
@@ -152,9 +144,6 @@ export function settingsRoutes(app: OpenAPIHono<AppEnv>) {
       freshSecret: newWebhookSecret(),
       freshLink: { linkId: `lnk_${randomId(20)}`, deliveryId: newDeliveryId(), messageId: newMessageId() },
     };
-    return billed(c, {
-      reads: settingsOf(walletId),
-      decide: ({ reads, now }) => changeSettings(change, reads.settings, { walletId, now, ids }),
-    });
+    return billed(c, settingsCalls.change({ walletId, change, ids }));
   });
 }

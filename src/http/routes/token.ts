@@ -1,13 +1,12 @@
 // POST /token, GET /token, GET /recharge and GET /token/logs (spec 4.2, CONTRACT sections 2-4).
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
-import { billed, billing, type RouteBilling } from "../billing.ts";
+import { billed, billing } from "../billing.ts";
 import { clientNetworkOf, requireWallet } from "../middleware.ts";
+import { ERASE, RECHARGE, TOKEN } from "../../calls/prices.ts";
 import { errorResponse } from "../errors.ts";
 import { openWallet } from "../../wallets/open_wallet.ts";
-import { LOG_ENDPOINTS, newestCallLogsRead } from "../../../projections/call_logs.ts";
-import { read } from "../../ledger/reads.ts";
-import { callLogPage, rechargeLink, walletInfo } from "../../wallets/commands.ts";
+import { LOG_ENDPOINTS } from "../../../projections/call_logs.ts";
 import {
   billedRoute,
   BILLING_NOTE,
@@ -20,18 +19,14 @@ import {
   serve,
   textOk,
 } from "../openapi.ts";
-import { parseWith } from "../validation.ts";
+import { parseWith } from "../../calls/parsed.ts";
 import { readTextBody } from "../body.ts";
-import { integerParam } from "../integer_pattern.ts";
-import { countsOf, erasure } from "../../wallets/erasure.ts";
-import { answer, jsonReply } from "../reply.ts";
+import { integerParam } from "../../calls/integer_pattern.ts";
+import { countsOf } from "../../wallets/erasure.ts";
+import { walletCalls } from "../../wallets/calls.ts";
 
 const MAX_FORM_BYTES = 1024;
 const MAX_LOG_ENTRIES = 100;
-
-const TOKEN: RouteBilling = { price: 1, endpoint: "token" };
-const RECHARGE: RouteBilling = { price: 0, endpoint: "token" };
-const ERASE: RouteBilling = { price: 0, endpoint: "token" };
 
 export const NewTokenForm = z.object({
   token: z.literal("new", { error: 'must be "new"' }).openapi({ example: "new" }),
@@ -173,34 +168,24 @@ export function tokenRoutes(app: OpenAPIHono<AppEnv>) {
     return c.text(opened.token, 200);
   });
 
-  serve(app, getToken, (c) => billed(c, { decide: ({ wallet }) => walletInfo(wallet, TOKEN.price) }));
+  serve(app, getToken, (c) => billed(c, walletCalls.info()));
 
   serve(app, eraseToken, async (c) => {
     const walletId = c.get("walletId")!;
     // Read just before: a write racing the erasure may be missed by the counts, never by the erasure.
     const counts = await countsOf(c.get("services").sql, walletId);
-    return billed(c, {
-      decide: () => answer(jsonReply(200, { hash: walletId, ...counts }), erasure(walletId, "owner", counts)),
-    });
+    return billed(c, walletCalls.erase({ walletId, counts }));
   });
 
   serve(app, recharge, (c) => {
     const { amount = "1" } = c.req.valid("query");
     const link = c.get("services").config.rechargeLinks[amount];
     const token = c.req.header("x-token")!.trim();
-    return billed(c, { decide: () => rechargeLink(link, token) });
+    return billed(c, walletCalls.recharge({ link, token }));
   });
 
   serve(app, logs, (c) => {
     const { n = "5", type } = c.req.valid("query");
-    const newest = read(newestCallLogsRead, {
-      walletId: c.get("walletId")!,
-      limit: Number(n),
-      endpoint: type,
-    });
-    return billed(c, {
-      reads: { newest },
-      decide: ({ wallet, reads }) => callLogPage(wallet, reads.newest ?? []),
-    });
+    return billed(c, walletCalls.logs({ walletId: c.get("walletId")!, limit: Number(n), endpoint: type }));
   });
 }

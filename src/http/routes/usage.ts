@@ -3,42 +3,16 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
-import { billed, billing, type RouteBilling } from "../billing.ts";
+import { billed, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
+import { VIEWS } from "../../calls/prices.ts";
 import { billedRoute, ERROR_RESPONSES, errorResponseDoc, jsonOk, serve } from "../openapi.ts";
-import { MAX_USAGE_DAYS, USAGE_TYPES } from "../../../projections/daily_usage.ts";
-import { MAX_MOVEMENTS } from "../../../events/credit_movements.ts";
+import { USAGE_TYPES } from "../../../projections/daily_usage.ts";
 import { VIEW_CALLS_PER_MINUTE } from "../../wallets/view_limit.ts";
 import { DEFAULT_LEDGER_LIMIT } from "../../wallets/ledger_page.ts";
 import { CSV_HEADER, DEFAULT_USAGE_DAYS } from "../../wallets/usage_report.ts";
-import { ledgerView, usageView } from "../../wallets/free_views.ts";
-import { integerParam, integerPattern } from "../integer_pattern.ts";
-
-/** Free like /recharge, and logged with the other token calls (they keep a token alive alike). */
-export const VIEWS: RouteBilling = { price: 0, endpoint: "token" };
-const MAX_CURSOR = 2 ** 31 - 1;
-
-function countParam(min: number, max: number, fallback: number) {
-  return integerParam(min, max)
-    .openapi({ description: `${min} to ${max}, default ${fallback}`, example: String(fallback) });
-}
-
-export const LedgerQuery = z.object({
-  limit: countParam(1, MAX_MOVEMENTS, DEFAULT_LEDGER_LIMIT),
-  cursor: z.string()
-    .regex(
-      integerPattern(1, MAX_CURSOR, { leadingZeros: false }),
-      "must be the nextCursor of an earlier page",
-    )
-    .optional()
-    .openapi({ description: "The `nextCursor` of the previous page; absent for the newest entries" }),
-});
-
-export const UsageQuery = z.object({
-  days: countParam(1, MAX_USAGE_DAYS, DEFAULT_USAGE_DAYS),
-  format: z.enum(["json", "csv"], { error: "must be json or csv" }).optional()
-    .openapi({ description: "`csv` answers text/csv (as does `Accept: text/csv`)" }),
-});
+import { walletCalls } from "../../wallets/calls.ts";
+import { LedgerQuery, UsageQuery } from "../../wallets/view_queries.ts";
 
 const LedgerEntry = z.object({
   at: z.string().openapi({ format: "date-time" }),
@@ -154,7 +128,8 @@ export function usageRoutes(app: OpenAPIHono<AppEnv>) {
     const { limit, cursor } = c.req.valid("query");
     return billed(
       c,
-      ledgerView(c.get("walletId")!, {
+      walletCalls.ledger({
+        walletId: c.get("walletId")!,
         limit: Number(limit ?? DEFAULT_LEDGER_LIMIT),
         ...(cursor ? { before: Number(cursor) } : {}),
       }),
@@ -164,6 +139,6 @@ export function usageRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, usage, (c) => {
     const { days, format } = c.req.valid("query");
     const options = { days: Number(days ?? DEFAULT_USAGE_DAYS), csv: wantsCsv(c, format) };
-    return billed(c, usageView(c.get("walletId")!, options));
+    return billed(c, walletCalls.usage({ walletId: c.get("walletId")!, ...options }));
   });
 }

@@ -5,22 +5,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
-import { billed, billedFailure, billing, type RouteBilling } from "../billing.ts";
+import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
-import type { CallDecision } from "../../ledger/command.ts";
-import type { Reply } from "../reply.ts";
-import {
-  createWebhook,
-  deleteWebhook,
-  getWebhook,
-  listWebhooks,
-  patchWebhook,
-  replaceWebhook,
-  testNotSent,
-  testSent,
-  webhookReads,
-  type WebhookState,
-} from "../../webhooks/commands.ts";
+import { webhookCalls } from "../../webhooks/calls.ts";
+import { WEBHOOK } from "../../calls/prices.ts";
 import {
   CreateWebhookInput,
   DEFAULT_WEBHOOK_ID,
@@ -44,9 +32,7 @@ import {
   textOk,
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
-import type { Parsed } from "../validation.ts";
-
-const WEBHOOK: RouteBilling = { price: 1, endpoint: "webhook" };
+import type { Parsed } from "../../calls/parsed.ts";
 
 const notFound = { 404: errorResponseDoc("`Webhook not found`") };
 
@@ -185,7 +171,7 @@ type Ctx = Context<AppEnv>;
 
 export function webhookRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, createWebhookRoute, (c) => create(c));
-  serve(app, listRoute, (c) => billedWebhookCall(c, listWebhooks));
+  serve(app, listRoute, (c) => billed(c, webhookCalls.list({ walletId: c.get("walletId")! })));
   serve(app, deleteDefault, (c) => remove(c, DEFAULT_WEBHOOK_ID));
   serve(app, testDefault, (c) => testWebhook(c, DEFAULT_WEBHOOK_ID));
   serve(app, getRoute, (c) => show(c, c.req.valid("param").webhookId));
@@ -193,11 +179,6 @@ export function webhookRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, patchRoute, (c) => patch(c, c.req.valid("param").webhookId));
   serve(app, deleteRoute, (c) => remove(c, c.req.valid("param").webhookId));
   serve(app, testRoute, (c) => testWebhook(c, c.req.valid("param").webhookId));
-}
-
-/** A billed webhook call that decides from the wallet's webhooks and schedules. */
-function billedWebhookCall(c: Ctx, decide: (state: WebhookState) => CallDecision<Reply>): Promise<Response> {
-  return billed(c, { reads: webhookReads(c.get("walletId")!), decide });
 }
 
 /** The settings of a create or replace body when they keep every rule, else the 400 phrase. */
@@ -214,7 +195,7 @@ async function create(c: Ctx): Promise<Response> {
   const settings = validSettings(c, input.value);
   if (!settings.ok) return billedFailure(c, 400, settings.phrase);
   const request = { webhookId: input.value.webhookId, settings: settings.value, fresh: freshIdentity(c) };
-  return billedWebhookCall(c, (state) => createWebhook(request, state));
+  return billed(c, webhookCalls.create({ walletId: c.get("walletId")!, ...request }));
 }
 
 async function replace(c: Ctx, webhookId: string): Promise<Response> {
@@ -223,7 +204,7 @@ async function replace(c: Ctx, webhookId: string): Promise<Response> {
   const settings = validSettings(c, input.value);
   if (!settings.ok) return billedFailure(c, 400, settings.phrase);
   const request = { webhookId, settings: settings.value, fresh: freshIdentity(c) };
-  return billedWebhookCall(c, (state) => replaceWebhook(request, state));
+  return billed(c, webhookCalls.replace({ walletId: c.get("walletId")!, ...request }));
 }
 
 async function patch(c: Ctx, webhookId: string): Promise<Response> {
@@ -231,15 +212,15 @@ async function patch(c: Ctx, webhookId: string): Promise<Response> {
   if (!input.ok) return billedFailure(c, 400, input.phrase);
   const allowPrivate = c.get("services").config.allowPrivateWebhooks;
   const request = { webhookId, patch: input.value, fresh: freshIdentity(c), allowPrivate };
-  return billedWebhookCall(c, (state) => patchWebhook(request, state));
+  return billed(c, webhookCalls.patch({ walletId: c.get("walletId")!, ...request }));
 }
 
 function show(c: Ctx, webhookId: string): Promise<Response> {
-  return billedWebhookCall(c, (state) => getWebhook(webhookId, state));
+  return billed(c, webhookCalls.get({ walletId: c.get("walletId")!, webhookId }));
 }
 
 function remove(c: Ctx, webhookId: string): Promise<Response> {
-  return billedWebhookCall(c, (state) => deleteWebhook(webhookId, state));
+  return billed(c, webhookCalls.delete({ walletId: c.get("walletId")!, webhookId }));
 }
 
 function freshIdentity(c: Ctx) {
@@ -252,6 +233,7 @@ async function testWebhook(c: Ctx, webhookId: string): Promise<Response> {
   const idempotencyKey = c.req.header("idempotency-key");
   const request = { walletId, webhookId, price: WEBHOOK.price, idempotencyKey };
   const sent = await sendTestDelivery(c.get("services"), request);
-  if (sent === undefined) return billedWebhookCall(c, (state) => testNotSent(webhookId, state));
-  return billed(c, { decide: () => testSent(sent.answer, { walletId, webhookId, record: sent.record }) });
+  if (sent === undefined) return billed(c, webhookCalls.testNotSent({ walletId, webhookId }));
+  const result = { result: sent.answer, sent: { walletId, webhookId, record: sent.record } };
+  return billed(c, webhookCalls.testSent(result));
 }

@@ -4,7 +4,7 @@
 // Rows (projections/webhooks.ts) and event payloads (event_data.ts) are converted in one place each.
 import type { EmailFormat } from "../payloads.ts";
 import { mailboxFieldIn, type PatchWebhookInput, type ReplaceWebhookInput } from "./input.ts";
-import type { Parsed } from "../../http/validation.ts";
+import type { Parsed } from "../../calls/parsed.ts";
 
 /** How a mailbox webhook forwards the mail it receives. */
 export interface MailboxSettings {

@@ -5,7 +5,7 @@ import { PAGERDUTY_SEVERITIES } from "../formats/pagerduty.ts";
 import { validateTemplate } from "../formats/custom_template.ts";
 import { checkWebhookUrl } from "../url_safety.ts";
 import { validateSchedule } from "../../schedules/cron.ts";
-import type { Parsed } from "../../http/validation.ts";
+import type { Parsed } from "../../calls/parsed.ts";
 import { quoteInput } from "../../storable_text.ts";
 import type { MailboxSettings, WebhookSettings } from "./config.ts";
 

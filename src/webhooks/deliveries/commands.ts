@@ -6,10 +6,9 @@
 import { newEvent } from "../../../events/catalogue.ts";
 import type { CallDecision, DecideState } from "../../ledger/command.ts";
 import { read } from "../../ledger/reads.ts";
-import { answer, failure, jsonReply, type Reply, textReply } from "../../http/reply.ts";
+import { answer, failure, jsonReply, type Reply, textReply, TOO_MANY_REQUESTS } from "../../calls/reply.ts";
 import { webhookRead } from "../../../projections/webhooks.ts";
 import { webhookHealthRead, type WebhookHealthRow } from "../../../projections/webhook_health.ts";
-import { TOO_MANY_REQUESTS } from "../../wallets/view_limit.ts";
 import {
   type DeliveryDetail,
   deliveryDetailRead,

@@ -8,8 +8,8 @@ import {
   type PageCursor,
 } from "../../../projections/delivery_history_reads.ts";
 import { WebhookId } from "../config/input.ts";
-import type { Parsed } from "../../http/validation.ts";
-import { integerParam } from "../../http/integer_pattern.ts";
+import type { Parsed } from "../../calls/parsed.ts";
+import { integerParam } from "../../calls/integer_pattern.ts";
 import { quoteInput } from "../../storable_text.ts";
 
 export const MAX_PAGE = 100;

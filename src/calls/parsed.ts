@@ -1,3 +1,4 @@
+// Input parsed for a call (Parsed: the value, or the 400 phrase that refuses it), for every transport.
 // Turns zod issues into the 400 phrase of CONTRACT section 1: the field and the rule. Field names
 // come from the client, so a phrase shows them escaped and bounded (quoteInput) unless they are plain;
 // a value storage cannot hold (storable_text.ts) is refused with the field it is in.

@@ -1,11 +1,11 @@
-// The zod schemas of the key-value routes: path, query and header rules (CONTRACT section 5, issue
-// 15). They validate the requests and are what /openapi.json says of them.
+// The zod schemas of the key-value calls: path, query and header rules (CONTRACT section 5, issue
+// 15). They validate REST's requests and MCP's arguments, and are what /openapi.json says of them.
 import { z } from "@hono/zod-openapi";
-import { hasAtMostCodePoints } from "../../code_points.ts";
-import { MAX_COUNTER, MAX_TTL_SECONDS } from "../../kv/commands.ts";
-import { MAX_LIST_LIMIT } from "../../kv/listing.ts";
-import { ETAG_CONDITION, ETAG_CONDITION_RULE } from "../../kv/preconditions.ts";
-import { integerParam } from "../integer_pattern.ts";
+import { hasAtMostCodePoints } from "../code_points.ts";
+import { MAX_COUNTER, MAX_TTL_SECONDS } from "./commands.ts";
+import { MAX_LIST_LIMIT } from "./listing.ts";
+import { ETAG_CONDITION, ETAG_CONDITION_RULE } from "./preconditions.ts";
+import { integerParam } from "../calls/integer_pattern.ts";
 
 export const MAX_NAME_CHARS = 30;
 export const MAX_VALUE_CHARS = 1000;

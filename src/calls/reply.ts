@@ -1,7 +1,9 @@
-// What an HTTP command answers: a status, a content type and a body, built by the route's pure
-// decision and rendered by billing.ts with the billing headers.
+// What a billed call answers, whatever brought it: a status, a content type and a body, built by the
+// call's pure decision; REST renders it with the billing headers (http/billing.ts), MCP as a tool
+// result (mcp/tool_result.ts).
 import type { CallDecision, Effect } from "../ledger/command.ts";
 import type { NewEvent } from "../../events/catalogue.ts";
+import type { FaultOutcome } from "../db/faults.ts";
 
 export interface Reply {
   status: number;
@@ -14,6 +16,18 @@ export interface Reply {
 export function textReply(status: number, body: string): Reply {
   return { status, contentType: "text/plain; charset=utf-8", body };
 }
+
+/** The phrase of a call whose token or key does not authenticate (REST's 401, MCP's tool error). */
+export const UNAUTHORIZED = "Unauthorized";
+
+/** What a call the database failed says: whether it may have been applied (src/db/faults.ts). */
+export const UNAVAILABLE_PHRASES: Record<FaultOutcome, string> = {
+  unchanged: "Database unavailable, nothing was changed: retry shortly",
+  unknown: "Database unavailable, outcome unknown: retry with the same Idempotency-Key",
+};
+
+/** The phrase of every 429: a rate limit, or a wallet past its allowance of free calls. */
+export const TOO_MANY_REQUESTS = "Too Many Requests";
 
 export function jsonReply(status: number, value: unknown): Reply {
   return { status, contentType: "application/json", body: JSON.stringify(value) };

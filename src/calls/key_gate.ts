@@ -5,7 +5,7 @@
 import type { BilledCommand, CallDecision, CallGate, DecideState, NoCall } from "../ledger/command.ts";
 import { type Read, read, type ReadSet } from "../ledger/reads.ts";
 import { type KeyScope, scopedKeyRead, type ScopedKeyRow } from "../../projections/scoped_keys.ts";
-import { failure, type Reply, textReply } from "../http/reply.ts";
+import { failure, type Reply, textReply } from "./reply.ts";
 import { quoteInput } from "../storable_text.ts";
 
 /** What a call needs of a key: a scope and, for a bucket's data, the bucket. */

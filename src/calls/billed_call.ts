@@ -1,13 +1,12 @@
-// One billed call as a ledger command, whatever brought it (a REST route, an MCP tool): the wallet
-// pays the price, a scoped key's call goes through the key's gate, and the caches of the edge
-// forget a wallet or key the ledger found gone.
+// One billed call, whatever brings it (a REST route, an MCP tool, a decision spec), and the ledger
+// command it makes: the wallet pays the price, a scoped key's call goes through the key's gate, and
+// the caches of the edge forget a wallet or key the ledger found gone.
 import type { BilledCommand, CallMeta, DecideState, Decision, Idempotency } from "../ledger/command.ts";
 import { INSUFFICIENT_CREDITS, type LedgerResult } from "../ledger/command.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { ReadSet } from "../ledger/reads.ts";
-import { commandOfKey, isKeyRefusal, type KeyAccess } from "../keys/gate.ts";
-import { failure, type Reply, textReply } from "./reply.ts";
-import { TOO_MANY_REQUESTS } from "../wallets/view_limit.ts";
+import { commandOfKey, isKeyRefusal, type KeyAccess } from "./key_gate.ts";
+import { failure, type Reply, textReply, TOO_MANY_REQUESTS } from "./reply.ts";
 import { activeWallets, knownKeys } from "./wallet_cache.ts";
 
 /** Who makes a call: a wallet, through its token or through one of its scoped keys. */
@@ -16,14 +15,33 @@ export interface Caller {
   key?: { keyId: string; hash: string };
 }
 
-export interface CallSpec<R extends ReadSet> {
-  price: number;
-  call: Omit<CallMeta, "keyId">;
-  /** What the call needs of a scoped key; undefined: keys may not make it (403). */
+/**
+ * One billed call, whatever brings it (a REST route, an MCP tool, a decision spec), as its feature's
+ * builder makes it (kv/calls.ts): what it costs, what it needs of a scoped key, what it reads under
+ * the wallet's lock and its pure decision.
+ */
+export interface BilledCall<R extends ReadSet = ReadSet> {
+  /** Credits it costs; absent: its route's price in the billing table (prices.ts). */
+  price?: number;
+  /**
+   * What it needs of a scoped key; absent: keys may not make it (403). REST reads the same rule from
+   * the request instead (its route's entry in prices.ts), so a refused request is judged alike.
+   */
   access?: KeyAccess;
-  idempotency?: Idempotency<Reply>;
   reads?: R;
   decide(state: DecideState<R>): Decision<Reply>;
+}
+
+/** Types a billed call from its own reads (the state its decision sees). */
+export function billedCall<R extends ReadSet>(call: BilledCall<R>): BilledCall<R> {
+  return call;
+}
+
+/** A billed call as made: its price settled, what its call log shows, and the client's Idempotency-Key. */
+export interface CallSpec<R extends ReadSet> extends BilledCall<R> {
+  price: number;
+  call: Omit<CallMeta, "keyId">;
+  idempotency?: Idempotency<Reply>;
 }
 
 const refuseUnpaid = () => failure(402, INSUFFICIENT_CREDITS);
