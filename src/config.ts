@@ -2,7 +2,25 @@
 import { z } from "zod";
 import type { ConnectionBounds } from "./net/connection_gate.ts";
 import type { OpenOptions, PoolerMode } from "./db/connect.ts";
-import { type DeliverySlots, deliverySlots } from "./webhooks/delivery_slots.ts";
+
+/** How an instance's delivery slots are shared out (webhooks/delivery_slots.ts applies them). */
+export interface DeliverySlots {
+  /** Attempts in flight at once in this instance. */
+  total: number;
+  /** Of them, at most this many for one wallet ... */
+  perWallet: number;
+  /** ... and this many for one endpoint of a wallet (a webhook, an alert channel). */
+  perEndpoint: number;
+}
+
+/** DELIVERY_SLOTS, DELIVERY_SLOTS_PER_WALLET and DELIVERY_SLOTS_PER_ENDPOINT by default. */
+export const DEFAULT_SLOTS: DeliverySlots = { total: 32, perWallet: 4, perEndpoint: 2 };
+
+/** The shares as configured, each at most the one it is part of. */
+export function deliverySlots(total: number, perWallet: number, perEndpoint: number): DeliverySlots {
+  const wallet = Math.min(perWallet, total);
+  return { total, perWallet: wallet, perEndpoint: Math.min(perEndpoint, wallet) };
+}
 
 const flag = z
   .enum(["", "0", "1", "false", "true", "off", "on", "no", "yes"], {
@@ -57,9 +75,9 @@ const ConfigSchema = z.object({
     .max(1_000_000, "must be at most 1000000").default(20),
   WEBHOOK_PAUSE_AFTER_HOURS: z.coerce.number().min(0, "must be at least 0").max(8760, "must be at most 8760")
     .default(24),
-  DELIVERY_SLOTS: slots.default(32),
-  DELIVERY_SLOTS_PER_WALLET: slots.default(4),
-  DELIVERY_SLOTS_PER_ENDPOINT: slots.default(2),
+  DELIVERY_SLOTS: slots.default(DEFAULT_SLOTS.total),
+  DELIVERY_SLOTS_PER_WALLET: slots.default(DEFAULT_SLOTS.perWallet),
+  DELIVERY_SLOTS_PER_ENDPOINT: slots.default(DEFAULT_SLOTS.perEndpoint),
   WEBHOOK_RECOVER_INTERVAL_MS: recoverInterval.default(60_000),
   HTTP_HEADERS_TIMEOUT_MS: millis.default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: millis.default(30_000),

@@ -9,7 +9,7 @@ import { evolveHealth, type WebhookHealthRow } from "../projections/webhook_heal
 import type { DeliveryDetail } from "../projections/delivery_history_reads.ts";
 import { cursorAfter, parseCursor } from "../src/webhooks/deliveries/view.ts";
 import { excerptOf } from "../src/webhooks/http_post.ts";
-import { endpointAlert } from "../src/alerts/endpoint_alert.ts";
+import { endpointAlert } from "../src/webhooks/endpoint_alert.ts";
 import { renderAlert } from "../src/alerts/format.ts";
 import type { ReadSet } from "../src/ledger/reads.ts";
 import { created, mailboxData, opened, scheduledData } from "./helpers/webhook_spec.ts";

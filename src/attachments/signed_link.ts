@@ -1,10 +1,18 @@
 // Signed download links (CONTRACT sections 6 and 9): `/attachments/<owner>/<id>?expires=<unix>&sig=`
 // where `sig` is the base64url HMAC-SHA256 of owner, id and expiry under the server secret. A link is
 // valid for 1 hour from the delivery attempt that hands it out.
-import type { AttachmentLink } from "../webhooks/payloads.ts";
 import { hmacSha256, timingSafeEqual } from "../hmac.ts";
 
 export const DOWNLOAD_LINK_TTL_MS = 3600 * 1000;
+
+/** An attachment as a payload lists it: its signed link, valid until downloadUrlExpiresAt. */
+export interface AttachmentLink {
+  filename: string;
+  size: number;
+  contentType: string;
+  downloadUrl: string;
+  downloadUrlExpiresAt: string;
+}
 
 /** What a payload knows about an attachment before its link is signed. */
 export interface AttachmentRef {

@@ -2,21 +2,9 @@
 // wallet at most its share and one endpoint of a wallet (a webhook, an alert channel) less, so a
 // wallet whose endpoint never answers holds a few slots for 10 s each and every other wallet keeps
 // the rest. Per instance: each instance shares out its own slots.
-import { type ClaimedDelivery, endpointKey, endpointOf, type SlotShares, type SlotsInUse } from "./outbox.ts";
-
-export interface DeliverySlots extends SlotShares {
-  /** Attempts in flight at once in this instance. */
-  total: number;
-}
-
-/** DELIVERY_SLOTS, DELIVERY_SLOTS_PER_WALLET and DELIVERY_SLOTS_PER_ENDPOINT by default. */
-export const DEFAULT_SLOTS: DeliverySlots = { total: 32, perWallet: 4, perEndpoint: 2 };
-
-/** The shares as configured, each at most the one it is part of. */
-export function deliverySlots(total: number, perWallet: number, perEndpoint: number): DeliverySlots {
-  const wallet = Math.min(perWallet, total);
-  return { total, perWallet: wallet, perEndpoint: Math.min(perEndpoint, wallet) };
-}
+// The shares themselves are configuration (config.ts: deliverySlots, DEFAULT_SLOTS).
+import { type ClaimedDelivery, endpointKey, endpointOf, type SlotsInUse } from "./outbox.ts";
+export { DEFAULT_SLOTS, type DeliverySlots, deliverySlots } from "../config.ts";
 
 /** The slots the attempts in flight hold, per wallet and per endpoint of a wallet. */
 export function slotsInUse(inFlight: Iterable<ClaimedDelivery>): SlotsInUse {

@@ -9,7 +9,7 @@ import { type NewEvent, newEvent } from "../../events/catalogue.ts";
 import type { WebhookHealthRow } from "../../projections/webhook_health.ts";
 import type { WalletRow } from "../../projections/wallets.ts";
 import type { Effect } from "../ledger/command.ts";
-import { endpointAlert, type EndpointAlertFacts } from "../alerts/endpoint_alert.ts";
+import { endpointAlert, type EndpointAlertFacts } from "./endpoint_alert.ts";
 import type { WebhookConfig } from "./config/config.ts";
 import { eventDataOf } from "./config/event_data.ts";
 import { type NewDelivery, queueDelivery } from "./outbox.ts";

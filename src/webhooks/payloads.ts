@@ -1,16 +1,11 @@
 // Shapes of the JSON bodies the service POSTs to webhook URLs (CONTRACT sections 6, 9 and 10).
+import type { AttachmentLink } from "../attachments/signed_link.ts";
+
+export type { AttachmentLink };
 
 export interface Address {
   email: string;
   name: string;
-}
-
-export interface AttachmentLink {
-  filename: string;
-  size: number;
-  contentType: string;
-  downloadUrl: string;
-  downloadUrlExpiresAt: string;
 }
 
 /** The raw inbound email payload: what a mailbox webhook without `format` receives. */
