@@ -9,10 +9,13 @@ import { type NewEvent, parseEvent, type StoredEvent } from "./catalogue.ts";
  */
 export function stageEvents(
   walletId: string,
-  afterVersion: number,
-  events: NewEvent[],
-  recordedAt: Date,
-  validate = true,
+  { afterVersion, events, recordedAt, validate = true }: {
+    afterVersion: number;
+    events: NewEvent[];
+    recordedAt: Date;
+    /** Check each event against its schema (default true). */
+    validate?: boolean;
+  },
 ): StoredEvent[] {
   return events.map((event, i) => ({
     ...(validate ? parseEvent(event) : event),

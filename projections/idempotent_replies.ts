@@ -94,9 +94,7 @@ export const idempotentReplyRead = rowRead<ReplyOwner, IdempotentReplyRow>(
 /** The wallet token's live reply for an Idempotency-Key. */
 export async function findIdempotentReply(
   sql: Queryable,
-  walletId: string,
-  key: string,
-  now: Date,
+  { walletId, key, now }: { walletId: string; key: string; now: Date },
 ): Promise<IdempotentReplyRow | undefined> {
   const [row] = await sql<IdempotentReplyRow[]>`
     select * from idempotent_replies

@@ -50,10 +50,7 @@ export const kvProjection = defineProjection<KvRow>({
 /** The live value of a key, or undefined when it is missing or expired. */
 export async function readKv(
   sql: Queryable,
-  walletId: string,
-  bucket: string,
-  key: string,
-  now: Date,
+  { walletId, bucket, key, now }: { walletId: string; bucket: string; key: string; now: Date },
 ): Promise<string | undefined> {
   const [row] = await sql<{ value: string }[]>`
     select value from kv_entries

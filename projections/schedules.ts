@@ -49,10 +49,9 @@ const COLUMNS = [
  */
 export function scheduleAfterConfig(
   previous: ScheduleRow | undefined,
-  walletId: string,
-  config: WebhookConfigData,
-  options: { at: Date; created: boolean },
+  options: { walletId: string; config: WebhookConfigData; at: Date; created: boolean },
 ): ScheduleRow | undefined {
+  const { walletId, config } = options;
   if (!config.schedule) return undefined;
   const { cron, timezone, active } = config.schedule;
   const samePlan = previous !== undefined && previous.cron === cron && previous.timezone === timezone &&
@@ -99,7 +98,9 @@ export function evolveSchedule(row: ScheduleRow | undefined, event: StoredEvent)
   switch (event.type) {
     case "WebhookCreated":
     case "WebhookUpdated":
-      return scheduleAfterConfig(row, event.walletId, event.data, {
+      return scheduleAfterConfig(row, {
+        walletId: event.walletId,
+        config: event.data,
         at: event.recordedAt,
         created: event.type === "WebhookCreated",
       });

@@ -62,7 +62,7 @@ const statsTimer = setInterval(() => {
   const summary = batchStats.take();
   if (summary) log("info", "ledger", { ...summary });
 }, STATS_INTERVAL_MS);
-const deactivation = startDeactivationSweep(db.sql, ledger, clock);
+const deactivation = startDeactivationSweep(db.sql, { ledger, clock });
 const deliveries = startDeliveryWorker({
   sql: db.sql,
   ledger,

@@ -175,10 +175,17 @@ Deno.test("a presented token must be the HMAC of this wallet, link and address",
   const token = await emailLinkToken(secret, { walletId: WALLET, linkId: "lnk_1", email: "ops@example.com" });
   assert.match(token, /^[A-Za-z0-9_-]{43}$/);
   const presented = (t: string, at = NOW, walletId = WALLET) =>
-    presentedLink(secret, { walletId, token: t }, pending, at);
+    presentedLink(secret, { presented: { walletId, token: t }, settings: pending, now: at });
   assert.deepEqual(await presented(token), { linkId: "lnk_1", email: "ops@example.com" });
   assert.equal(await presented(token.replace(/^./, (c) => c === "A" ? "B" : "A")), undefined);
   assert.equal(await presented(token, new Date(SENT_AT.getTime() + EMAIL_LINK_TTL_MS)), undefined);
   assert.equal(await presented(token, NOW, "b".repeat(64)), undefined);
-  assert.equal(await presentedLink("another-secret", { walletId: WALLET, token }, pending, NOW), undefined);
+  assert.equal(
+    await presentedLink("another-secret", {
+      presented: { walletId: WALLET, token },
+      settings: pending,
+      now: NOW,
+    }),
+    undefined,
+  );
 });

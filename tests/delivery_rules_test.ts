@@ -19,35 +19,41 @@ Deno.test("email deliveries retry after about 5 s, 5 min, 30 min, 2 h, 5 h and 1
   assert.deepEqual(RETRY_DELAYS_MS.map((ms) => ms / 1000), [5, 300, 1800, 7200, 18000, 36000]);
   assert.equal(MAX_ATTEMPTS, 7);
   for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
-    const verdict = verdictAfter("email", attempt, failed(503, true), now);
+    const verdict = verdictAfter("email", { attempt, result: failed(503, true), now });
     assert.deepEqual(verdict, {
       action: "retry",
       at: new Date(now.getTime() + RETRY_DELAYS_MS[attempt - 1]),
     });
   }
-  const last = verdictAfter("email", MAX_ATTEMPTS, failed(503, true), now);
+  const last = verdictAfter("email", { attempt: MAX_ATTEMPTS, result: failed(503, true), now });
   assert.deepEqual(last, { action: "abandon", reason: "gave up after 7 attempts: HTTP 503" });
-  assert.deepEqual(verdictAfter("alert_webhook", 1, failed(undefined, true), now).action, "retry");
+  assert.deepEqual(
+    verdictAfter("alert_webhook", { attempt: 1, result: failed(undefined, true), now }).action,
+    "retry",
+  );
 });
 
 Deno.test("success ends a delivery; final answers and scheduled runs are not retried", () => {
-  assert.deepEqual(verdictAfter("email", 3, { ok: true, status: 204, latencyMs: 1 }, now), {
-    action: "delivered",
-  });
-  assert.deepEqual(verdictAfter("email", 1, failed(404, false), now), {
+  assert.deepEqual(
+    verdictAfter("email", { attempt: 3, result: { ok: true, status: 204, latencyMs: 1 }, now }),
+    {
+      action: "delivered",
+    },
+  );
+  assert.deepEqual(verdictAfter("email", { attempt: 1, result: failed(404, false), now }), {
     action: "abandon",
     reason: "final failure: HTTP 404",
   });
-  assert.deepEqual(verdictAfter("scheduled", 1, failed(503, true), now), {
+  assert.deepEqual(verdictAfter("scheduled", { attempt: 1, result: failed(503, true), now }), {
     action: "abandon",
     reason: "scheduled run not retried: HTTP 503",
   });
 });
 
 Deno.test("the retry scale shortens waits, never below 1 ms", () => {
-  const scaled = verdictAfter("email", 1, failed(500, true), now, 0.001);
+  const scaled = verdictAfter("email", { attempt: 1, result: failed(500, true), now, scale: 0.001 });
   assert.deepEqual(scaled, { action: "retry", at: new Date(now.getTime() + 5) });
-  const tiny = verdictAfter("email", 1, failed(500, true), now, 0.00000001);
+  const tiny = verdictAfter("email", { attempt: 1, result: failed(500, true), now, scale: 0.00000001 });
   assert.deepEqual(tiny, { action: "retry", at: new Date(now.getTime() + 1) });
 });
 

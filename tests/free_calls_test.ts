@@ -117,7 +117,12 @@ test("refused mail has an allowance of its own a day: past it nothing is logged,
   alignClock(svc, 86_400_000, 1000);
   const refuse = () =>
     svc.ledger.runBilled(
-      refusedEmailCommand(walletId, "r_x@mail.localhost", "parse bomb", performance.now()),
+      refusedEmailCommand({
+        walletId,
+        recipient: "r_x@mail.localhost",
+        reason: "parse bomb",
+        startedAt: performance.now(),
+      }),
     );
   for (let i = 0; i < REFUSED_MAILS_PER_DAY; i++) await refuse();
   const events = await eventCount(svc, token);

@@ -98,8 +98,11 @@ test("mixed outcomes in one batch: 402, 404 and 200 side by side, on several wal
       ],
     );
     assert.ok(sizes.some((s) => s > 1), `the six calls shared a transaction (sizes ${sizes.join(",")})`);
-    assert.equal(await readKv(svc.db.sql, poor, "b", "too-late", new Date()), undefined);
-    assert.equal(await readKv(svc.db.sql, rich, "b", "b", new Date()), "b");
+    assert.equal(
+      await readKv(svc.db.sql, { walletId: poor, bucket: "b", key: "too-late", now: new Date() }),
+      undefined,
+    );
+    assert.equal(await readKv(svc.db.sql, { walletId: rich, bucket: "b", key: "b", now: new Date() }), "b");
     assert.deepEqual((await auditLedger(svc.db.sql)).mismatches, []);
   } finally {
     await svc.close();
@@ -139,7 +142,7 @@ test("a fault injected into a batch fails only its own command", async () => {
     assert.deepEqual(outcomes.map((o) => o.status), ["fulfilled", "fulfilled", "rejected", "fulfilled"]);
     assert.match(String((outcomes[2] as PromiseRejectedResult).reason), /injected fault/);
     for (const key of ["before", "one", "two"]) {
-      assert.equal(await readKv(svc.db.sql, walletId, "b", key, new Date()), key);
+      assert.equal(await readKv(svc.db.sql, { walletId, bucket: "b", key, now: new Date() }), key);
     }
     assert.equal(
       (await svc.db.sql`select balance from wallets where wallet_id = ${walletId}`)[0].balance,
@@ -184,8 +187,11 @@ test("an unstorable string fails its command alone; the neighbours commit in the
     ]);
     assert.match(String((outcomes[1] as PromiseRejectedResult).reason), /cannot store, at KvWritten.*value/);
     assert.deepEqual(sizes, [1, 5], "one transaction for the five, none retried");
-    assert.equal(await readKv(svc.db.sql, two, "b", "p", new Date()), undefined);
-    assert.equal(await readKv(svc.db.sql, two, "b", "b", new Date()), "b");
+    assert.equal(
+      await readKv(svc.db.sql, { walletId: two, bucket: "b", key: "p", now: new Date() }),
+      undefined,
+    );
+    assert.equal(await readKv(svc.db.sql, { walletId: two, bucket: "b", key: "b", now: new Date() }), "b");
     const balances = await svc.db
       .sql`select wallet_id, balance from wallets where wallet_id in (${one}, ${two})`;
     assert.deepEqual(

@@ -37,15 +37,18 @@ const incr = (walletId: string) =>
   command(
     walletId,
     entry(walletId, "n"),
-    ({ reads, now }) => incrementValue({ bucket: "b", key: "n", by: 1, ttlSeconds: 0 }, reads.entry, now),
+    ({ reads, now }) =>
+      incrementValue({ bucket: "b", key: "n", by: 1, ttlSeconds: 0 }, { entry: reads.entry, now }),
   );
 const put = (walletId: string, key: string, ifNoneMatch?: string) =>
   command(walletId, entry(walletId, key), ({ reads, now }) =>
     writeValue(
       { bucket: "b", key, value: key, ttlSeconds: 0 },
-      now,
-      reads.entry,
-      ifNoneMatch ? { ifNoneMatch: parseEtagCondition(ifNoneMatch) } : {},
+      {
+        now,
+        entry: reads.entry,
+        conditions: ifNoneMatch ? { ifNoneMatch: parseEtagCondition(ifNoneMatch) } : {},
+      },
     ));
 const list = (walletId: string) => {
   const listing = { bucket: "b", prefix: "k", limit: 100 };
@@ -53,7 +56,11 @@ const list = (walletId: string) => {
     page: read(kvPageRead, { walletId, ...listing }),
     changes: read(kvBucketChangesRead, { walletId, bucket: "b" }),
   };
-  return command(walletId, reads, ({ reads, now }) => listKeys(listing, reads.page, reads.changes, now));
+  return command(
+    walletId,
+    reads,
+    ({ reads, now }) => listKeys(listing, { page: reads.page, changes: reads.changes, now }),
+  );
 };
 const remove = (walletId: string, key: string) =>
   command(walletId, entry(walletId, key), ({ reads }) => deleteValue(reads.entry));

@@ -208,7 +208,10 @@ Deno.test("log budget: the worst paid call per credit, and each free limit's byt
     { name: "recharge", status: 200, credits: 0, bytes: 400, group: "other" },
     { name: "402", status: 402, credits: 0, bytes: 350, group: "other" },
   ];
-  const bounded = budgetFigures(paid, free, { views: 43_200, other: 1000 }, null);
+  const bounded = budgetFigures(paid, free, {
+    allowances: { views: 43_200, other: 1000 },
+    sharedPerDay: null,
+  });
   assert.equal(bounded.maxBytesPerCredit, 90_000);
   assert.equal(bounded.worstPaid, "webhook");
   assert.deepEqual(bounded.groups, [
@@ -216,21 +219,31 @@ Deno.test("log budget: the worst paid call per credit, and each free limit's byt
     { group: "other", allowancePerDay: 1000, maxBytesPerCall: 400, bytesPerDay: 400_000 },
   ]);
   assert.equal(bounded.freeBytesPerDay, 13_360_000);
-  const unlimited = budgetFigures(paid, free, { views: 43_200, other: undefined }, null);
+  const unlimited = budgetFigures(paid, free, {
+    allowances: { views: 43_200, other: undefined },
+    sharedPerDay: null,
+  });
   assert.equal(unlimited.groups[1].bytesPerDay, null);
   assert.equal(unlimited.freeBytesPerDay, null, "a free path with bytes and no limit is unbounded");
   const writesNothing = budgetFigures(paid, free.map((p) => (p.group === "other" ? { ...p, bytes: 0 } : p)), {
-    views: 43_200,
-    other: undefined,
-  }, null);
+    allowances: {
+      views: 43_200,
+      other: undefined,
+    },
+    sharedPerDay: null,
+  });
   assert.equal(writesNothing.freeBytesPerDay, 12_960_000, "a free path that writes nothing needs no limit");
-  const shared = budgetFigures(paid, free, { views: 600, other: 600 }, 600);
+  const shared = budgetFigures(paid, free, { allowances: { views: 600, other: 600 }, sharedPerDay: 600 });
   assert.equal(
     shared.freeBytesPerDay,
     600 * 400,
     "one allowance shared by every group: its calls at the largest",
   );
-  assert.equal(budgetFigures(paid, free, { views: 43_200, other: undefined }, 600).freeBytesPerDay, 240_000);
+  assert.equal(
+    budgetFigures(paid, free, { allowances: { views: 43_200, other: undefined }, sharedPerDay: 600 })
+      .freeBytesPerDay,
+    240_000,
+  );
 });
 
 Deno.test("settings: defaults, bounds, and NOISY_ONLY in the task's order", () => {

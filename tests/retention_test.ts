@@ -91,7 +91,11 @@ Deno.test("retention drops whole expired partitions and keeps what is live", asy
       assert.ok(!swept.callLogs.dropped.includes("call_logs_p20300108t0000"));
       assert.equal(await partitionOf(sql, "call_logs", "early"), "call_logs_p20300108t0000");
       assert.deepEqual(await newestIds(sql, "w1", now), ["latest", "later"]);
-      assert.equal(await readAttachment(sql, "w1", "file", now), undefined, "expired at 01:00");
+      assert.equal(
+        await readAttachment(sql, { walletId: "w1", id: "file", now }),
+        undefined,
+        "expired at 01:00",
+      );
     });
 
     await t.step("a partition whose every row expired is dropped; live rows stay", async () => {
@@ -110,7 +114,11 @@ Deno.test("retention drops whole expired partitions and keeps what is live", asy
     await t.step("the service's sample file outlives every sweep", async () => {
       const farFuture = at("2040-06-01T00:00:00Z");
       await sweepOnce(sql, farFuture);
-      const sample = await readAttachment(sql, SERVICE_OWNER, SAMPLE_ATTACHMENT.id, farFuture);
+      const sample = await readAttachment(sql, {
+        walletId: SERVICE_OWNER,
+        id: SAMPLE_ATTACHMENT.id,
+        now: farFuture,
+      });
       assert.deepEqual(sample?.content, SAMPLE_ATTACHMENT.content);
       assert.equal(await partitionOf(sql, "attachments", SAMPLE_ATTACHMENT.id), "attachments_forever");
       assert.equal(await newestIds(sql, "w1", farFuture).then((ids) => ids.length), 0);
@@ -160,7 +168,7 @@ Deno.test("migration 006 keeps the call logs and attachments it converts", async
     await preparePartitions(sql, now);
     assert.match((await partitionOf(sql, "call_logs", "old-call"))!, /^call_logs_p\d{8}t\d{4}$/);
     await ensureServiceFile(sql, SAMPLE_ATTACHMENT, now);
-    const sample = await readAttachment(sql, SERVICE_OWNER, SAMPLE_ATTACHMENT.id, now);
+    const sample = await readAttachment(sql, { walletId: SERVICE_OWNER, id: SAMPLE_ATTACHMENT.id, now });
     assert.deepEqual(sample?.content, SAMPLE_ATTACHMENT.content, "the refresh found the converted row");
     assert.equal(await partitionOf(sql, "attachments", SAMPLE_ATTACHMENT.id), "attachments_forever");
   });

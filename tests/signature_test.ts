@@ -14,7 +14,7 @@ Deno.test("a new secret is whsec_ plus base64 of 32 random bytes", () => {
 Deno.test("the signature verifies with the standardwebhooks package", async () => {
   const secret = newWebhookSecret();
   const body = JSON.stringify({ type: "email.received", subject: "Grüße 👋", text: "line\nbreak" });
-  const headers = await signatureHeaders(secret, "msg_2b7c9e", new Date(), body);
+  const headers = await signatureHeaders(secret, { messageId: "msg_2b7c9e", timestamp: new Date(), body });
   assert.equal(headers["webhook-id"], "msg_2b7c9e");
   assert.match(headers["webhook-timestamp"], /^\d+$/);
   assert.match(headers["webhook-signature"], /^v1,[A-Za-z0-9+/]{43}=$/);
@@ -24,7 +24,7 @@ Deno.test("the signature verifies with the standardwebhooks package", async () =
 Deno.test("the signature equals the reference implementation's", async () => {
   const secret = newWebhookSecret();
   const at = new Date("2026-03-01T12:34:56.789Z");
-  const headers = await signatureHeaders(secret, "msg_1", at, '{"a":1}');
+  const headers = await signatureHeaders(secret, { messageId: "msg_1", timestamp: at, body: '{"a":1}' });
   assert.equal(headers["webhook-timestamp"], "1772368496");
   assert.equal(headers["webhook-signature"], new Webhook(secret).sign("msg_1", at, '{"a":1}'));
 });
@@ -32,7 +32,7 @@ Deno.test("the signature equals the reference implementation's", async () => {
 Deno.test("a tampered body, id or timestamp fails verification", async () => {
   const secret = newWebhookSecret();
   const body = '{"amount":1}';
-  const headers = await signatureHeaders(secret, "msg_1", new Date(), body);
+  const headers = await signatureHeaders(secret, { messageId: "msg_1", timestamp: new Date(), body });
   const webhook = new Webhook(secret);
   assert.throws(() => webhook.verify('{"amount":2}', headers));
   assert.throws(() => webhook.verify(body, { ...headers, "webhook-id": "msg_2" }));
@@ -43,13 +43,19 @@ Deno.test("a tampered body, id or timestamp fails verification", async () => {
 
 Deno.test("invalid secrets and message ids are rejected without echoing the secret", async () => {
   await assert.rejects(
-    () => signatureHeaders("whsec_", "msg_1", new Date(), "{}"),
+    () => signatureHeaders("whsec_", { messageId: "msg_1", timestamp: new Date(), body: "{}" }),
     { message: 'Invalid webhook secret: must be "whsec_" followed by base64' },
   );
   await assert.rejects(
-    () => signatureHeaders("whsec_not base64!", "msg_1", new Date(), "{}"),
+    () => signatureHeaders("whsec_not base64!", { messageId: "msg_1", timestamp: new Date(), body: "{}" }),
     (error: Error) => !error.message.includes("not base64"),
   );
-  await assert.rejects(() => signatureHeaders(newWebhookSecret(), "a.b", new Date(), "{}"), /message id/);
-  await assert.rejects(() => signatureHeaders(newWebhookSecret(), "m", new Date(NaN), "{}"), /timestamp/);
+  await assert.rejects(
+    () => signatureHeaders(newWebhookSecret(), { messageId: "a.b", timestamp: new Date(), body: "{}" }),
+    /message id/,
+  );
+  await assert.rejects(
+    () => signatureHeaders(newWebhookSecret(), { messageId: "m", timestamp: new Date(NaN), body: "{}" }),
+    /timestamp/,
+  );
 });

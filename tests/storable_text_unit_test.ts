@@ -177,7 +177,10 @@ Deno.test("an increment refused for a stored text quotes it whole characters at 
   const now = new Date("2026-01-01T00:00:00Z");
   const value = "a".repeat(39) + EMOJI + "tail\n";
   const entry = { value, version: 3, expires_at: new Date("2026-02-01T00:00:00Z") };
-  const decision = incrementValue({ bucket: "b", key: "k", by: 1, ttlSeconds: 0 }, entry as never, now);
+  const decision = incrementValue({ bucket: "b", key: "k", by: 1, ttlSeconds: 0 }, {
+    entry: entry as never,
+    now,
+  });
   const phrase = (decision as { outcome: { body: string } }).outcome.body;
   assert.equal(isStorable(phrase), true);
   assert.ok(phrase.startsWith(`Cannot increment "${"a".repeat(39)}${EMOJI}…": the value must be`), phrase);

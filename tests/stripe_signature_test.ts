@@ -21,13 +21,13 @@ function v1(timestamp: number, body: string, secret = SECRET): string {
 Deno.test("a header from signStripePayload is valid and matches the reference HMAC", async () => {
   const header = await signStripePayload(BODY, SECRET, NOW);
   assert.equal(header, `t=${NOW_SECONDS},v1=${v1(NOW_SECONDS, BODY)}`);
-  assert.equal(await verifyStripeSignature(header, BODY, SECRET, NOW), null);
+  assert.equal(await verifyStripeSignature(header, BODY, { secret: SECRET, now: NOW }), null);
 });
 
 Deno.test("a header signed with another secret has no matching v1 signature", async () => {
   const header = await signStripePayload(BODY, "whsec_other", NOW);
   assert.equal(
-    await verifyStripeSignature(header, BODY, SECRET, NOW),
+    await verifyStripeSignature(header, BODY, { secret: SECRET, now: NOW }),
     "Invalid Stripe-Signature: no matching v1 signature",
   );
 });
@@ -35,7 +35,7 @@ Deno.test("a header signed with another secret has no matching v1 signature", as
 Deno.test("an altered body has no matching v1 signature", async () => {
   const header = await signStripePayload(BODY, SECRET, NOW);
   assert.equal(
-    await verifyStripeSignature(header, BODY.replace('"1"', '"3"'), SECRET, NOW),
+    await verifyStripeSignature(header, BODY.replace('"1"', '"3"'), { secret: SECRET, now: NOW }),
     "Invalid Stripe-Signature: no matching v1 signature",
   );
 });
@@ -44,23 +44,33 @@ Deno.test("the timestamp must be within 300 seconds either side", async () => {
   const signedAt = (offsetSeconds: number) => new Date(NOW.getTime() + offsetSeconds * 1000);
   for (const offset of [-300, 300]) {
     const header = await signStripePayload(BODY, SECRET, signedAt(offset));
-    assert.equal(await verifyStripeSignature(header, BODY, SECRET, NOW), null, `${offset} s`);
+    assert.equal(
+      await verifyStripeSignature(header, BODY, { secret: SECRET, now: NOW }),
+      null,
+      `${offset} s`,
+    );
   }
   for (const offset of [-301, 301]) {
     const header = await signStripePayload(BODY, SECRET, signedAt(offset));
     assert.equal(
-      await verifyStripeSignature(header, BODY, SECRET, NOW),
+      await verifyStripeSignature(header, BODY, { secret: SECRET, now: NOW }),
       "Invalid Stripe-Signature: timestamp outside the tolerance",
       `${offset} s`,
     );
   }
   const old = await signStripePayload(BODY, SECRET, signedAt(-600));
-  assert.equal(await verifyStripeSignature(old, BODY, SECRET, NOW, 900), null);
+  assert.equal(
+    await verifyStripeSignature(old, BODY, { secret: SECRET, now: NOW, toleranceSeconds: 900 }),
+    null,
+  );
 });
 
 Deno.test("a missing or blank header is missing", async () => {
   for (const header of [null, "", "  "]) {
-    assert.equal(await verifyStripeSignature(header, BODY, SECRET, NOW), "Invalid Stripe-Signature: missing");
+    assert.equal(
+      await verifyStripeSignature(header, BODY, { secret: SECRET, now: NOW }),
+      "Invalid Stripe-Signature: missing",
+    );
   }
 });
 
@@ -81,7 +91,7 @@ Deno.test("a header that is not t=...,v1=... pairs is malformed", async () => {
     ]
   ) {
     assert.equal(
-      await verifyStripeSignature(header, BODY, SECRET, NOW),
+      await verifyStripeSignature(header, BODY, { secret: SECRET, now: NOW }),
       "Invalid Stripe-Signature: malformed",
       header.slice(0, 80),
     );
@@ -90,7 +100,10 @@ Deno.test("a header that is not t=...,v1=... pairs is malformed", async () => {
 
 Deno.test("a header without any v1 entry has no matching v1 signature", async () => {
   assert.equal(
-    await verifyStripeSignature(`t=${NOW_SECONDS},v0=${v1(NOW_SECONDS, BODY)}`, BODY, SECRET, NOW),
+    await verifyStripeSignature(`t=${NOW_SECONDS},v0=${v1(NOW_SECONDS, BODY)}`, BODY, {
+      secret: SECRET,
+      now: NOW,
+    }),
     "Invalid Stripe-Signature: no matching v1 signature",
   );
 });
@@ -104,10 +117,13 @@ Deno.test("any one matching v1 among several entries and schemes is enough", asy
     `v1=${valid.slice(0, 10)}`,
     ` v1=${valid} `,
   ].join(",");
-  assert.equal(await verifyStripeSignature(header, BODY, SECRET, NOW), null);
+  assert.equal(await verifyStripeSignature(header, BODY, { secret: SECRET, now: NOW }), null);
   // Hex is compared as sent; the provider sends lowercase.
   assert.equal(
-    await verifyStripeSignature(`t=${NOW_SECONDS},v1=${valid.toUpperCase()}`, BODY, SECRET, NOW),
+    await verifyStripeSignature(`t=${NOW_SECONDS},v1=${valid.toUpperCase()}`, BODY, {
+      secret: SECRET,
+      now: NOW,
+    }),
     "Invalid Stripe-Signature: no matching v1 signature",
   );
 });
@@ -115,12 +131,12 @@ Deno.test("any one matching v1 among several entries and schemes is enough", asy
 Deno.test("a stale header with a wrong signature reports the signature, not the clock", async () => {
   const header = await signStripePayload(BODY, "whsec_other", new Date(NOW.getTime() - 3_600_000));
   assert.equal(
-    await verifyStripeSignature(header, BODY, SECRET, NOW),
+    await verifyStripeSignature(header, BODY, { secret: SECRET, now: NOW }),
     "Invalid Stripe-Signature: no matching v1 signature",
   );
 });
 
 Deno.test("an empty secret is a wiring fault and throws", async () => {
   const header = await signStripePayload(BODY, SECRET, NOW);
-  await assert.rejects(() => verifyStripeSignature(header, BODY, "", NOW));
+  await assert.rejects(() => verifyStripeSignature(header, BODY, { secret: "", now: NOW }));
 });

@@ -135,17 +135,13 @@ Deno.test("test deliveries", async (t) => {
       }
       const expired = await signedAttachmentLink(
         SERVER_SECRET,
-        svc.url,
-        SAMPLE_ATTACHMENT_REF,
-        new Date(Date.now() - 2 * HOUR),
+        { publicUrl: svc.url, ref: SAMPLE_ATTACHMENT_REF, now: new Date(Date.now() - 2 * HOUR) },
       );
       const late = await fetch(expired.downloadUrl);
       assert.deepEqual([late.status, await late.text()], [403, "Download link expired"]);
       const nothing = await signedAttachmentLink(
         SERVER_SECRET,
-        svc.url,
-        { ...SAMPLE_ATTACHMENT_REF, id: "no-such-file" },
-        new Date(),
+        { publicUrl: svc.url, ref: { ...SAMPLE_ATTACHMENT_REF, id: "no-such-file" }, now: new Date() },
       );
       const missing = await fetch(nothing.downloadUrl);
       assert.deepEqual([missing.status, await missing.text()], [404, "Attachment not found"]);

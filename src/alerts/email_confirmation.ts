@@ -112,9 +112,11 @@ export type ConfirmOutcome = "confirmed" | "already confirmed" | "invalid";
 /** Checks a presented token against the settings' pending link. */
 export async function presentedLink(
   secret: string,
-  presented: { walletId: string; token: string },
-  settings: WalletSettingsRow | undefined,
-  now: Date,
+  { presented, settings, now }: {
+    presented: { walletId: string; token: string };
+    settings: WalletSettingsRow | undefined;
+    now: Date;
+  },
 ): Promise<{ linkId: string; email: string } | "already confirmed" | undefined> {
   if (settings?.low_balance_email && settings.low_balance_email_confirmed) {
     // Only the holder of a link for this very address learns that it is confirmed.

@@ -36,9 +36,7 @@ export type LinkCheck = "valid" | "expired" | "invalid";
 /** A link to `ref` valid for an hour from `now`, in the payload's attachment shape. */
 export async function signedAttachmentLink(
   secret: string,
-  publicUrl: string,
-  ref: AttachmentRef,
-  now: Date,
+  { publicUrl, ref, now }: { publicUrl: string; ref: AttachmentRef; now: Date },
 ): Promise<AttachmentLink> {
   const expiresAt = new Date(now.getTime() + DOWNLOAD_LINK_TTL_MS);
   const expires = String(Math.floor(expiresAt.getTime() / 1000));

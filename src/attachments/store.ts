@@ -120,9 +120,7 @@ interface AttachmentRow {
 /** A live attachment, or undefined when it is missing or expired. */
 export async function readAttachment(
   sql: Queryable,
-  walletId: string,
-  id: string,
-  now: Date,
+  { walletId, id, now }: { walletId: string; id: string; now: Date },
 ): Promise<Attachment | undefined> {
   const [row] = await sql<AttachmentRow[]>`
     select wallet_id, id, filename, content_type, size, content, expires_at from attachments

@@ -149,7 +149,7 @@ async function logRefusal(services: EmailServices, recipients: string[], reason:
       const mailbox = await findMailbox(services.sql, recipient);
       if (!mailbox) return;
       await services.ledger.runBilled(
-        refusedEmailCommand(mailbox.walletId, recipient, reason, startedAt),
+        refusedEmailCommand({ walletId: mailbox.walletId, recipient, reason, startedAt }),
       );
     } catch (error) {
       logError("email refusal not logged", error);

@@ -162,10 +162,12 @@ export function acceptEmailCommand(arrival: EmailArrival) {
 
 /** A refused message leaves a free entry in the owner's call log, so the owner sees why it never came. */
 export function refusedEmailCommand(
-  walletId: string,
-  recipient: string,
-  reason: string,
-  startedAt: number,
+  { walletId, recipient, reason, startedAt }: {
+    walletId: string;
+    recipient: string;
+    reason: string;
+    startedAt: number;
+  },
 ): BilledCommand<void> {
   const error = boundedErrorText(`Message refused: ${reason}`);
   const logged = { outcome: undefined, log: { status: 554, error }, charge: 0 };

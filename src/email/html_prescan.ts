@@ -43,7 +43,7 @@ export function htmlRefusalBeforeParsing(raw: Uint8Array): string | undefined {
       if (html) measurePart(measure, bytes.subarray(pos), html, htmlLeft);
       return measure.refusal;
     }
-    const delimiter = nextDelimiter(bytes, pos, open, budget);
+    const delimiter = nextDelimiter(bytes, { from: pos, open, budget });
     // Out of budget, the part's end is unknown: what was measured so far decides.
     if (budget.lines < 0) return measure.refusal;
     if (html && htmlLeft > 0) {

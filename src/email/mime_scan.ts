@@ -78,7 +78,7 @@ export function mimeDepthExceeds(raw: Uint8Array, limit: number): boolean {
       if (embedsMessage) continue;
     }
     if (!open.some((entry) => entry !== null)) return false;
-    const delimiter = nextDelimiter(bytes, pos, open);
+    const delimiter = nextDelimiter(bytes, { from: pos, open });
     if (!delimiter) return false;
     open.length = delimiter.openAfter;
     pos = delimiter.lineEnd;
@@ -179,9 +179,11 @@ export interface ScanBudget {
  */
 export function nextDelimiter(
   bytes: Buffer,
-  from: number,
-  open: (Buffer | null)[],
-  budget: ScanBudget = { lines: Infinity },
+  { from, open, budget = { lines: Infinity } }: {
+    from: number;
+    open: (Buffer | null)[];
+    budget?: ScanBudget;
+  },
 ): Delimiter | undefined {
   let lineStart = from;
   if (!(bytes[lineStart] === HYPHEN && bytes[lineStart + 1] === HYPHEN)) {

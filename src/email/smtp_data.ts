@@ -19,9 +19,11 @@ export interface DataHandling {
 
 export function receiveMessage(
   stream: SMTPServerDataStream,
-  session: SMTPServerSession,
-  callback: (error?: Error | null, message?: string) => void,
-  handling: DataHandling,
+  { session, callback, handling }: {
+    session: SMTPServerSession;
+    callback: (error?: Error | null, message?: string) => void;
+    handling: DataHandling;
+  },
 ): void {
   const chunks: Uint8Array[] = [];
   let size = 0;

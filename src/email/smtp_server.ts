@@ -227,7 +227,7 @@ function sessionHooks(options: SmtpReceiverOptions, parts: SessionParts): Partia
     onData(stream, session, callback) {
       admission.progressed(session.id);
       try {
-        receiveMessage(stream, session, callback, handling);
+        receiveMessage(stream, { session, callback, handling });
       } catch (error) {
         logError("smtp data failed", error);
         stream.resume();

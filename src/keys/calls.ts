@@ -13,7 +13,7 @@ export const keyCalls = {
     return billedCall({
       price: KEYS.price,
       reads: { keys: read(walletKeysRead, walletId) },
-      decide: ({ reads, now }) => createKey(request, material, reads.keys, now),
+      decide: ({ reads, now }) => createKey(request, { material, keys: reads.keys, now }),
     });
   },
 

@@ -69,9 +69,7 @@ export function keyView(key: ScopedKeyRow, now: Date) {
 /** POST /token/keys: a new key, unless its expiry is past or the wallet holds the most keys. */
 export function createKey(
   request: KeyRequest,
-  material: KeyMaterial,
-  keys: Map<string, ScopedKeyRow> | undefined,
-  now: Date,
+  { material, keys, now }: { material: KeyMaterial; keys: Map<string, ScopedKeyRow> | undefined; now: Date },
 ): CallDecision<Reply> {
   if (request.expiresAt !== undefined && Date.parse(request.expiresAt) <= now.getTime()) {
     return failure(400, `Invalid expiresAt ${quoteInput(request.expiresAt)}: must be in the future`);

@@ -42,11 +42,16 @@ export const kvCalls = {
   ): BilledCall<ReadSet> {
     const { conditions, value, ttlSeconds } = name;
     const write = { bucket: name.bucket, key: name.key, value, ttlSeconds };
-    if (!conditions) return { ...billedAs("POST", name.bucket), decide: ({ now }) => writeValue(write, now) };
+    if (!conditions) {
+      return {
+        ...billedAs("POST", name.bucket),
+        decide: ({ now }) => writeValue(write, { now }),
+      };
+    }
     return billedCall({
       ...billedAs("POST", name.bucket),
       reads: entryRead(name),
-      decide: ({ reads, now }) => writeValue(write, now, reads.entry, conditions),
+      decide: ({ reads, now }) => writeValue(write, { now, entry: reads.entry, conditions }),
     });
   },
 
@@ -67,7 +72,7 @@ export const kvCalls = {
     return billedCall({
       ...billedAs("POST", name.bucket),
       reads: entryRead(name),
-      decide: ({ reads, now }) => incrementValue(increment, reads.entry, now, conditions),
+      decide: ({ reads, now }) => incrementValue(increment, { entry: reads.entry, now, conditions }),
     });
   },
 
@@ -79,7 +84,7 @@ export const kvCalls = {
         page: read(kvPageRead, { walletId, ...listing }),
         changes: read(kvBucketChangesRead, { walletId, bucket: listing.bucket }),
       },
-      decide: ({ reads, now }) => listKeys(listing, reads.page, reads.changes, now),
+      decide: ({ reads, now }) => listKeys(listing, { page: reads.page, changes: reads.changes, now }),
     });
   },
 };

@@ -52,9 +52,7 @@ export function readValue(entry: KvRow | undefined): CallDecision<KvReply> {
 /** A write; `entry` matters only to the preconditions, and is read only when there are some. */
 export function writeValue(
   write: KvWrite,
-  now: Date,
-  entry?: KvRow,
-  conditions: Preconditions = {},
+  { now, entry, conditions = {} }: { now: Date; entry?: KvRow; conditions?: Preconditions },
 ): CallDecision<KvReply> {
   return refused(entry, conditions) ?? answer(textReply(200, "OK"), {
     events: [newEvent("KvWritten", {
@@ -88,9 +86,7 @@ export function counterValue(value: string): number | undefined {
  */
 export function incrementValue(
   increment: KvIncrement,
-  entry: KvRow | undefined,
-  now: Date,
-  conditions: Preconditions = {},
+  { entry, now, conditions = {} }: { entry: KvRow | undefined; now: Date; conditions?: Preconditions },
 ): CallDecision<KvReply> {
   const precondition = refused(entry, conditions);
   if (precondition) return precondition;

@@ -96,9 +96,7 @@ function mergedEntries(
 /** The listing's answer: `{keys: [{key, expiresAt, size}], nextCursor}`. */
 export function listKeys(
   listing: KvListing,
-  page: KvPage | undefined,
-  changes: KvBucketChanges | undefined,
-  now: Date,
+  { page, changes, now }: { page: KvPage | undefined; changes: KvBucketChanges | undefined; now: Date },
 ): CallDecision<Reply> {
   const snapshot = page ?? { entries: [], truncated: false };
   const entries = mergedEntries(listing, snapshot, changes ?? new Map(), now);

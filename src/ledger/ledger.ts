@@ -159,7 +159,7 @@ async function runBatch(context: Context, batch: Waiting[]): Promise<void> {
     let returned = started;
     const { results: decided, writes, dbMs } = await inTransaction(sql, async (tx) => {
       begun = performance.now();
-      const ran = await runBilledBatch(tx, commands, clock.now(), setup);
+      const ran = await runBilledBatch(tx, { commands, now: clock.now(), setup });
       returned = performance.now();
       return ran;
     });

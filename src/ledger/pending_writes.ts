@@ -52,7 +52,12 @@ export class PendingWrites {
     events: NewEvent[],
     now: Date,
   ): WalletRow | undefined {
-    const staged = stageEvents(walletId, wallet?.version ?? 0, events, now, this.options.validate);
+    const staged = stageEvents(walletId, {
+      afterVersion: wallet?.version ?? 0,
+      events,
+      recordedAt: now,
+      validate: this.options.validate,
+    });
     const next = staged.reduce<WalletRow | undefined>(evolveWallet, wallet);
     if (next) {
       if (wallet === undefined && !this.wallets.has(walletId)) this.#opened.add(walletId);

@@ -67,9 +67,7 @@ interface Context {
 /** Runs the commands in arrival order and stages their writes; the caller flushes and commits. */
 export async function runBilledBatch(
   tx: Tx,
-  commands: AnyBilledCommand[],
-  now: Date,
-  setup: BatchSetup,
+  { commands, now, setup }: { commands: AnyBilledCommand[]; now: Date; setup: BatchSetup },
 ): Promise<{ results: (LedgerResult<unknown> | CommandFault)[]; writes: PendingWrites; dbMs: number }> {
   const priors = commands.map((c): PriorRead | undefined =>
     c.idempotency

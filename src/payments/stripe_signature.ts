@@ -15,9 +15,7 @@ const PREFIX = "Invalid Stripe-Signature";
 export async function verifyStripeSignature(
   header: string | null,
   body: string,
-  secret: string,
-  now: Date,
-  toleranceSeconds = 300,
+  { secret, now, toleranceSeconds = 300 }: { secret: string; now: Date; toleranceSeconds?: number },
 ): Promise<string | null> {
   // An empty secret would accept signatures anyone can make: a wiring fault, not a bad request.
   if (secret === "") throw new Error("verifyStripeSignature needs a non-empty secret");

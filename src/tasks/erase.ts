@@ -17,7 +17,11 @@ if (import.meta.main) {
   }
   const db = await openTaskDatabase();
   const started = performance.now();
-  const result = await eraseWallet(db.sql, createServiceLedger(db.sql, systemClock), walletId, "operator");
+  const result = await eraseWallet(db.sql, {
+    ledger: createServiceLedger(db.sql, systemClock),
+    walletId,
+    by: "operator",
+  });
   await db.close();
   const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
   if (result.erased) console.log(JSON.stringify({ erased: walletId, ...result.counts, seconds }));

@@ -50,9 +50,11 @@ export async function deactivateIdleWallets(sql: Sql, ledger: Ledger, clock: Clo
 /** Runs the check at start and every few hours; several instances may run it, the lock decides. */
 export function startDeactivationSweep(
   sql: Sql,
-  ledger: Ledger,
-  clock: Clock,
-  intervalMs = DEACTIVATION_CHECK_MS,
+  { ledger, clock, intervalMs = DEACTIVATION_CHECK_MS }: {
+    ledger: Ledger;
+    clock: Clock;
+    intervalMs?: number;
+  },
 ): PeriodicJob {
   return startPeriodic("deactivation sweep", () => deactivateIdleWallets(sql, ledger, clock), {
     intervalMs,

@@ -92,9 +92,7 @@ export async function countsOf(sql: Sql, walletId: string): Promise<ErasedCounts
 /** Erases a wallet through the ledger; the counts are read just before (what the erasure removes). */
 export async function eraseWallet(
   sql: Sql,
-  ledger: Ledger,
-  walletId: string,
-  by: "owner" | "operator",
+  { ledger, walletId, by }: { ledger: Ledger; walletId: string; by: "owner" | "operator" },
 ): Promise<ErasureOutcome> {
   if (await isErased(sql, walletId)) return { erased: false, reason: "already erased" };
   return await ledger.appendUnbilled(eraseCommand(walletId, by, await countsOf(sql, walletId)));

@@ -144,7 +144,7 @@ export function recordAttempt(facts: AttemptFacts): UnbilledCommand<void, Reads>
         };
       }
       const attempt = delivery.attempts + 1;
-      const verdict = verdictAfter(delivery.kind, attempt, result, now, facts.retryScale);
+      const verdict = verdictAfter(delivery.kind, { attempt, result, now, scale: facts.retryScale });
       const health = healthAfter(facts, state);
       // An email of a paused mailbox webhook waits for the resume instead of its retry.
       const paused = delivery.kind === "email" && reads.webhook?.mode === "mailbox" &&

@@ -210,11 +210,14 @@ function configChangeDecision(
   const changed = options.changed ?? true;
   const previous = state.reads.schedules?.get(next.webhookId);
   const schedule = changed
-    ? scheduleAfterConfig(previous, walletId, data, { at: state.now, created })
+    ? scheduleAfterConfig(previous, { walletId, config: data, at: state.now, created })
     : previous;
   const existing = created ? undefined : state.reads.webhooks?.get(next.webhookId);
   const health = created ? undefined : state.reads.health?.get(next.webhookId);
-  const paused = pauseChange(walletId, existing, next, health, {
+  const paused = pauseChange(walletId, {
+    previous: existing,
+    next,
+    health,
     requested: options.requested,
     now: state.now,
   });

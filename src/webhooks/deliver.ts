@@ -34,15 +34,17 @@ export async function linkSigning(sql: Sql, config: Config): Promise<LinkSigning
  */
 export async function renderDeliveryBody(
   webhook: WebhookConfig,
-  content: Extract<DeliveryContent, { kind: "email" | "scheduled" }>,
-  signing: LinkSigning,
-  now: Date,
+  { content, signing, now }: {
+    content: Extract<DeliveryContent, { kind: "email" | "scheduled" }>;
+    signing: LinkSigning;
+    now: Date;
+  },
 ): Promise<string> {
   if (content.kind === "scheduled") return JSON.stringify(content.payload);
   const mailbox = webhook.mode === "mailbox" ? webhook.mailbox : undefined;
   const attachments = mailbox?.includeAttachments === false ? [] : await Promise.all(
     content.payload.attachments.map((ref) =>
-      signedAttachmentLink(signing.serverSecret, signing.publicUrl, ref, now)
+      signedAttachmentLink(signing.serverSecret, { publicUrl: signing.publicUrl, ref, now })
     ),
   );
   const email: EmailPayload = { ...content.payload, attachments };
@@ -71,7 +73,11 @@ export async function signedPost(
   body: string,
   options: PostOptions,
 ): Promise<AttemptResult> {
-  const signature = await signatureHeaders(target.secret, options.messageId, options.now, body);
+  const signature = await signatureHeaders(target.secret, {
+    messageId: options.messageId,
+    timestamp: options.now,
+    body,
+  });
   return await postJson(target.url, body, {
     headers: { ...target.headers, "User-Agent": USER_AGENT, ...signature },
     timeoutMs: DELIVERY_TIMEOUT_MS,

@@ -32,11 +32,15 @@ export function pauseOf(health: WebhookHealthRow | undefined): Pause | null {
  */
 export function pauseChange(
   walletId: string,
-  previous: WebhookConfig | undefined,
-  next: WebhookConfig,
-  health: WebhookHealthRow | undefined,
-  options: { requested?: boolean; now: Date },
+  options: {
+    previous: WebhookConfig | undefined;
+    next: WebhookConfig;
+    health: WebhookHealthRow | undefined;
+    requested?: boolean;
+    now: Date;
+  },
 ): PauseChange {
+  const { previous, next, health } = options;
   const paused = pauseOf(health);
   const webhookId = next.webhookId;
   const hold = (on: boolean): HoldWebhookDeliveries => ({

@@ -24,10 +24,7 @@ export type Verdict =
  */
 export function verdictAfter(
   kind: DeliveryKind,
-  attempt: number,
-  result: AttemptResult,
-  now: Date,
-  scale = 1,
+  { attempt, result, now, scale = 1 }: { attempt: number; result: AttemptResult; now: Date; scale?: number },
 ): Verdict {
   if (result.ok) return { action: "delivered" };
   if (kind === "scheduled") {

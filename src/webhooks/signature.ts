@@ -24,9 +24,7 @@ export function newWebhookSecret(): string {
  */
 export async function signatureHeaders(
   secret: string,
-  messageId: string,
-  timestamp: Date,
-  body: string,
+  { messageId, timestamp, body }: { messageId: string; timestamp: Date; body: string },
 ): Promise<SignatureHeaders> {
   // The signed content joins the parts with "."; a "." inside the id would make it ambiguous.
   if (messageId === "" || messageId.includes(".")) {

@@ -70,7 +70,7 @@ export async function sendTestDelivery(
     findWebhook(sql, walletId, webhookId),
     idempotencyKey === undefined
       ? undefined
-      : findIdempotentReply(sql, walletId, idempotencyKey, clock.now()),
+      : findIdempotentReply(sql, { walletId, key: idempotencyKey, now: clock.now() }),
   ]);
   if (!webhook || !wallet || wallet.balance < request.price || prior) return undefined;
   return await postTestPayload(deps, walletId, webhook);
@@ -91,7 +91,7 @@ async function postTestPayload(
       now,
       nonce: randomLowerId(16),
     });
-    const body = await renderDeliveryBody(webhook, content, await linkSigning(sql, config), now);
+    const body = await renderDeliveryBody(webhook, { content, signing: await linkSigning(sql, config), now });
     const result = await signedPost(webhook, body, {
       messageId: ids.messageId,
       now,

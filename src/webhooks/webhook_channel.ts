@@ -22,7 +22,7 @@ export function webhookChannel(options: WebhookChannelOptions): DeliveryChannel 
       if (!webhook) return undefined;
       let body: string;
       try {
-        body = await renderDeliveryBody(webhook, delivery, options.signing, at);
+        body = await renderDeliveryBody(webhook, { content: delivery, signing: options.signing, now: at });
       } catch (error) {
         return renderFailure(error);
       }

@@ -85,7 +85,11 @@ export function alertConfirmationRoutes(app: OpenAPIHono<AppEnv>) {
     const { sql, config, clock, ledger } = c.get("services");
     const secret = await serverSecretFor(sql, config.serverSecret);
     const settings = await findWalletSettings(sql, wallet);
-    const link = await presentedLink(secret, { walletId: wallet, token }, settings, clock.now());
+    const link = await presentedLink(secret, {
+      presented: { walletId: wallet, token },
+      settings,
+      now: clock.now(),
+    });
     if (link === undefined) return errorResponse(c, 404, NOT_FOUND, PAGE_HEADERS);
     if (link !== "already confirmed") {
       // Decided again under the wallet's lock: a change of address since the read voids the link.

@@ -39,7 +39,7 @@ export function attachmentRoutes(app: OpenAPIHono<AppEnv>) {
     const check = await checkAttachmentLink(secret, { owner, id, expires, sig }, now);
     if (check === "invalid") return errorResponse(c, 403, "Invalid download link");
     if (check === "expired") return errorResponse(c, 403, "Download link expired");
-    const file = await readAttachment(sql, owner, id, now);
+    const file = await readAttachment(sql, { walletId: owner, id, now });
     if (!file) return errorResponse(c, 404, "Attachment not found");
     return new Response(file.content as Uint8Array<ArrayBuffer>, {
       headers: {

@@ -74,8 +74,7 @@ export function paymentRoutes(app: OpenAPIHono<AppEnv>) {
     const problem = await verifyStripeSignature(
       c.req.header("stripe-signature") ?? null,
       body,
-      config.paymentWebhookSecret,
-      clock.now(),
+      { secret: config.paymentWebhookSecret, now: clock.now() },
     );
     if (problem) return errorResponse(c, 400, problem);
     let json: unknown;

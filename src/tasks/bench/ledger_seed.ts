@@ -60,7 +60,10 @@ export async function seedLedger(sql: Sql, total: number, progress: (done: numbe
  * Adds `rows` call-log rows with expiries spread evenly over the 8 days from `from`, so that they
  * fill every partition of the retention window; the rows are bare (one wallet per 1000 rows).
  */
-export async function seedCallLogs(sql: Sql, rows: number, from: Date, offset = 0) {
+export async function seedCallLogs(
+  sql: Sql,
+  { rows, from, offset = 0 }: { rows: number; from: Date; offset?: number },
+) {
   await sql.unsafe(
     `insert into call_logs
      select 'w' || lpad((i / 1000)::text, 8, '0'), 's' || i, i, 'GET', '/kv/b/k', 'kv', 200, null, 1, 0, 1,

@@ -103,7 +103,7 @@ export async function measureSweep(sql: Sql, sizes: [number, number]): Promise<S
   for (const [i, size] of sizes.entries()) {
     const from = new Date(start.getTime() + i * PARTITION_MS);
     await createPartitions(sql, CALL_LOG_PARTITIONING, from);
-    await seedCallLogs(sql, size - seeded, from, seeded);
+    await seedCallLogs(sql, { rows: size - seeded, from, offset: seeded });
     seeded = size;
     await sql`analyze call_logs`;
     const now = new Date(from.getTime() + PARTITION_MS + 60_000);

@@ -28,10 +28,9 @@ export interface CallOptions {
 
 export async function api(
   url: string,
-  method: string,
-  path: string,
-  options: CallOptions = {},
+  options: CallOptions & { method: string; path: string },
 ): Promise<ApiAnswer> {
+  const { method, path } = options;
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers["x-token"] = options.token;
   if (options.from !== undefined) headers["x-forwarded-for"] = options.from;
@@ -61,7 +60,9 @@ function expect(answer: ApiAnswer, what: string, status = 200): ApiAnswer {
 
 /** A new wallet with its 100 free credits, asked from `from`. */
 export async function newWallet(url: string, from: string): Promise<string> {
-  const answer = await api(url, "POST", "/token", {
+  const answer = await api(url, {
+    method: "POST",
+    path: "/token",
     from,
     body: "token=new",
     headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -74,7 +75,7 @@ export async function newWallet(url: string, from: string): Promise<string> {
  * two reads can leave the second read out.
  */
 export async function readBalance(url: string, wallet: Caller): Promise<{ balance: number; cost: number }> {
-  const answer = expect(await api(url, "GET", "/token", wallet), "GET /token");
+  const answer = expect(await api(url, { method: "GET", path: "/token", ...wallet }), "GET /token");
   return { balance: Number(JSON.parse(answer.text).wallet), cost: answer.cost ?? 0 };
 }
 
@@ -84,7 +85,9 @@ export async function createMailbox(
   wallet: Caller,
   mailbox: { webhookId: string; target: string },
 ): Promise<string> {
-  const answer = await api(url, "POST", "/webhook", {
+  const answer = await api(url, {
+    method: "POST",
+    path: "/webhook",
     ...wallet,
     ...json({ webhookId: mailbox.webhookId, url: mailbox.target }),
   });
@@ -97,14 +100,14 @@ export async function createKey(
   wallet: Caller,
   rules: Record<string, unknown>,
 ): Promise<{ key: string; id: string }> {
-  const answer = await api(url, "POST", "/token/keys", { ...wallet, ...json(rules) });
+  const answer = await api(url, { method: "POST", path: "/token/keys", ...wallet, ...json(rules) });
   const made = JSON.parse(expect(answer, "POST /token/keys").text);
   return { key: made.key, id: made.id };
 }
 
 /** A scoped key's spend as GET /token/keys shows it (the wallet token pays the read). */
 export async function keySpent(url: string, wallet: Caller, id: string): Promise<number> {
-  const answer = expect(await api(url, "GET", "/token/keys", wallet), "GET /token/keys");
+  const answer = expect(await api(url, { method: "GET", path: "/token/keys", ...wallet }), "GET /token/keys");
   const key = (JSON.parse(answer.text).keys as { id: string; spent: number }[]).find((k) => k.id === id);
   if (!key) throw new Error(`GET /token/keys does not list key "${id}"`);
   return key.spent;
@@ -115,7 +118,10 @@ export async function spendAll(url: string, wallet: Caller): Promise<void> {
   let balance = 100;
   while (balance > 0) {
     const answers = await Promise.all(
-      Array.from({ length: Math.min(10, balance) }, () => api(url, "GET", "/kv/drain/k", wallet)),
+      Array.from(
+        { length: Math.min(10, balance) },
+        () => api(url, { method: "GET", path: "/kv/drain/k", ...wallet }),
+      ),
     );
     balance = Math.min(...answers.map((a) => a.balance ?? 0));
   }

@@ -69,8 +69,10 @@ export interface LogBudget {
 export function budgetFigures(
   paid: BudgetProbe[],
   free: FreeProbe[],
-  allowances: Record<FreeGroup, number | undefined> = FREE_ALLOWANCES_PER_DAY,
-  sharedPerDay: number | null = SHARED_FREE_CALLS_PER_DAY,
+  { allowances = FREE_ALLOWANCES_PER_DAY, sharedPerDay = SHARED_FREE_CALLS_PER_DAY }: {
+    allowances?: Record<FreeGroup, number | undefined>;
+    sharedPerDay?: number | null;
+  } = {},
 ): Pick<LogBudget, "maxBytesPerCredit" | "worstPaid" | "groups" | "freeBytesPerDay"> {
   let maxBytesPerCredit = 0;
   let worstPaid = "none";
@@ -184,21 +186,28 @@ export async function measureLogBudget(options: BudgetOptions): Promise<LogBudge
   // The longest query the service takes: every free or refused call below carries one.
   let queryChars = 0;
   for (const length of QUERY_LENGTHS) {
-    const answer = await api(url, "GET", `/recharge?amount=1&pad=${randomText(length)}`, payer);
+    const answer = await api(url, {
+      method: "GET",
+      path: `/recharge?amount=1&pad=${randomText(length)}`,
+      ...payer,
+    });
     if (answer.status !== 414 && answer.status !== 431) {
       queryChars = length;
       break;
     }
   }
   const pad = () => `pad=${randomText(queryChars)}`;
-  const get = (path: string, who: { token: string; from: string }) => () => api(url, "GET", path, who);
+  const get = (path: string, who: { token: string; from: string }) => () =>
+    api(url, { method: "GET", path, ...who });
 
   const paid: BudgetProbe[] = [];
   paid.push(
     await measure(
       "KV write of 1000 four-byte characters",
       () =>
-        api(url, "POST", `/kv/${randomText(30)}/${randomText(30)}?ttl=2592000`, {
+        api(url, {
+          method: "POST",
+          path: `/kv/${randomText(30)}/${randomText(30)}?ttl=2592000`,
           ...payer,
           body: Array.from(
             { length: 1000 },
@@ -212,7 +221,7 @@ export async function measureLogBudget(options: BudgetOptions): Promise<LogBudge
   paid.push(
     await measure(
       "webhook create at every bound",
-      () => api(url, "POST", "/webhook", { ...payer, ...json(largestWebhook()) }),
+      () => api(url, { method: "POST", path: "/webhook", ...payer, ...json(largestWebhook()) }),
     ),
   );
   const email = await emailProbe(options, payer, measure);
@@ -236,7 +245,9 @@ export async function measureLogBudget(options: BudgetOptions): Promise<LogBudge
     measure("GET /token/ledger with the longest query", get(`/token/ledger?limit=1&${pad()}`, payer)),
   );
   // Past the views' limit: a 429, free.
-  for (let i = 1; i < VIEW_CALLS_PER_MINUTE; i++) await api(url, "GET", "/token/ledger?limit=1", payer);
+  for (let i = 1; i < VIEW_CALLS_PER_MINUTE; i++) {
+    await api(url, { method: "GET", path: "/token/ledger?limit=1", ...payer });
+  }
   await freeProbe(
     "other",
     measure("429 past the views' limit, longest query", get(`/token/ledger?limit=1&${pad()}`, payer)),
@@ -319,8 +330,7 @@ async function emailProbe(
         const before = await balanceOf(options.sql, payer.token);
         const result = await sendMessage(
           { port: options.smtpPort!, localAddress: "127.0.0.1" },
-          { from: "sender@budget.example", to: mailbox },
-          dataBytes(message),
+          { envelope: { from: "sender@budget.example", to: mailbox }, data: dataBytes(message) },
         );
         return { status: `smtp ${result.code}`, cost: before - await balanceOf(options.sql, payer.token) };
       },
@@ -348,7 +358,9 @@ async function balanceOf(sql: Sql, token: string): Promise<number> {
 }
 
 async function mcpWalletBalance(url: string, wallet: { token: string; from: string }) {
-  const answer = await api(url, "POST", "/mcp", {
+  const answer = await api(url, {
+    method: "POST",
+    path: "/mcp",
     ...wallet,
     body: JSON.stringify({
       jsonrpc: "2.0",

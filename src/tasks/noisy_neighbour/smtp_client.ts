@@ -128,9 +128,11 @@ export function dataBytes(message: string): Uint8Array {
 /** Sends one message on a session of its own; the reply that ended it (250 when accepted). */
 export async function sendMessage(
   target: SmtpTarget,
-  envelope: { from: string; to: string },
-  data: Uint8Array,
-  signal?: AbortSignal,
+  { envelope, data, signal }: {
+    envelope: { from: string; to: string };
+    data: Uint8Array;
+    signal?: AbortSignal;
+  },
 ): Promise<SmtpResult> {
   const opened = await openSession(target);
   if (!(opened instanceof Session)) return opened;

@@ -66,7 +66,7 @@ export function startVictimMail(
       text: `Message ${id} of the victim's steady mail.`,
     }));
     while (trying) {
-      const result = await sendMessage(target, { from, to: options.address }, data);
+      const result = await sendMessage(target, { envelope: { from, to: options.address }, data });
       if (result.code === 250) {
         record.acceptedAt = performance.now();
         return;

@@ -19,7 +19,9 @@ export const cappedKeyIdempotency: Attack = async (context) => {
   });
   const headers = { "idempotency-key": IDEMPOTENCY_KEY };
   // The first use of the Idempotency-Key: a write the read-only key may not make (403).
-  const first = await api(url, "POST", "/kv/only/x", {
+  const first = await api(url, {
+    method: "POST",
+    path: "/kv/only/x",
     token: key.key,
     from: attacker.from,
     body: "first",
@@ -30,14 +32,18 @@ export const cappedKeyIdempotency: Attack = async (context) => {
   const loops = clientLoops(LOAD.idempotencyClients, async (_client, signal) => {
     const i = n++;
     const answer = i % 2 === 0
-      ? await api(url, "POST", `/kv/other${i % 50}/k`, {
+      ? await api(url, {
+        method: "POST",
+        path: `/kv/other${i % 50}/k`,
         token: key.key,
         from: attacker.from,
         body: `v${i}`,
         headers,
         signal,
       })
-      : await api(url, "POST", "/webhook", {
+      : await api(url, {
+        method: "POST",
+        path: "/webhook",
         token: key.key,
         from: attacker.from,
         body: json({ webhookId: `w${i % 50}`, url: "http://127.0.0.1:9/hook" }).body,

@@ -35,7 +35,13 @@ export const freePathFlood: Attack = async (context) => {
     const kind = kinds[client % kinds.length];
     const pad = pads[sent++ % PADS];
     return httpAnswer(
-      await api(context.url, "GET", kind.path + pad, { token: kind.token, from: kind.from, signal }),
+      await api(context.url, {
+        method: "GET",
+        path: kind.path + pad,
+        token: kind.token,
+        from: kind.from,
+        signal,
+      }),
     );
   });
   return {

@@ -12,7 +12,13 @@ export const invalidTokens: Attack = (context) => {
     LOAD.invalidTokenConnections,
     async (_client, signal) =>
       httpAnswer(
-        await api(context.url, "GET", "/kv/b/k", { token: randomText(32), from: FLOOD_FROM, signal }),
+        await api(context.url, {
+          method: "GET",
+          path: "/kv/b/k",
+          token: randomText(32),
+          from: FLOOD_FROM,
+          signal,
+        }),
       ),
   );
   return Promise.resolve({

@@ -54,7 +54,11 @@ export const parseBomb: Attack = async (context) => {
   const target = { port: context.smtpPort, localAddress: SENDER_ADDRESS };
   const loops = clientLoops(LOAD.bombSenders, async (_client, signal) => {
     const started = performance.now();
-    const result = await sendMessage(target, { from: "bomb@attacker.example", to: mailbox }, data, signal);
+    const result = await sendMessage(target, {
+      envelope: { from: "bomb@attacker.example", to: mailbox },
+      data,
+      signal,
+    });
     if (!signal.aborted) answerMs.push(performance.now() - started);
     return { status: result.code === 0 ? "network" : `smtp ${result.code}`, cost: null, retryAfter: false };
   });

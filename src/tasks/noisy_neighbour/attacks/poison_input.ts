@@ -90,7 +90,9 @@ export const poisonInput: Attack = (context) => {
   let next = 0;
   const loops = clientLoops(LOAD.poisonClients, async (_client, signal) => {
     const poison = POISONS[next++ % POISONS.length];
-    const answer = await api(context.url, poison.method, poison.path, {
+    const answer = await api(context.url, {
+      method: poison.method,
+      path: poison.path,
       token: context.attacker.token,
       from: context.attacker.from,
       body: poison.body,

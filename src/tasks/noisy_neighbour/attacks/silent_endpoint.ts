@@ -40,8 +40,7 @@ export const silentEndpoint: Attack = async (context) => {
       });
       const result = await sendMessage(
         target,
-        { from: "sender@attacker.example", to: mailbox },
-        dataBytes(message),
+        { envelope: { from: "sender@attacker.example", to: mailbox }, data: dataBytes(message) },
       );
       if (result.code === 250) accepted++;
     }
@@ -56,7 +55,9 @@ export const silentEndpoint: Attack = async (context) => {
   let queued = 0;
   let recovers = 0;
   const loops = clientLoops(1, async (_client, signal) => {
-    const answer = await api(url, "POST", `/webhook/${WEBHOOK_ID}/recover`, {
+    const answer = await api(url, {
+      method: "POST",
+      path: `/webhook/${WEBHOOK_ID}/recover`,
       token: attacker.token,
       from: attacker.from,
       ...json({ since }),
@@ -72,7 +73,9 @@ export const silentEndpoint: Attack = async (context) => {
       await loops.stop();
       const heldAtEnd = endpoint.held;
       // Nothing of the attack may outlive it: the webhook goes, and its held attempts fail at once.
-      const deleted = await api(url, "DELETE", `/webhook/${WEBHOOK_ID}`, {
+      const deleted = await api(url, {
+        method: "DELETE",
+        path: `/webhook/${WEBHOOK_ID}`,
         token: attacker.token,
         from: attacker.from,
       });
