@@ -7,6 +7,9 @@
 // source at that moment. Prints the time of each step and the recovery point reached, and one JSON
 // line; exits 1 if a check failed. Needs Debian's postgresql-15 and pgbackrest (installed when
 // missing); removes every cluster and the repository at the end, on failure and on Ctrl-C too.
+// With DRILL_SOURCE_URL it drills a live database instead: its existing stanza (DRILL_STANZA,
+// default credit-api, in DRILL_PGBACKREST_CONFIG, default /etc/pgbackrest/pgbackrest.conf) is
+// restored as it is, and only a restore point is written to the source.
 import { createDrill } from "./restore_drill/drill.ts";
 
 const EVENTS = Number(Deno.env.get("DRILL_EVENTS") ?? 1_000_000);
@@ -26,7 +29,23 @@ function say(line: string) {
   console.log(`restore-drill: ${line}`);
 }
 
-const drill = createDrill({ events: EVENTS, say });
+const SOURCE_URL = Deno.env.get("DRILL_SOURCE_URL");
+const live = SOURCE_URL
+  ? {
+    url: SOURCE_URL,
+    config: Deno.env.get("DRILL_PGBACKREST_CONFIG") ?? "/etc/pgbackrest/pgbackrest.conf",
+    stanza: Deno.env.get("DRILL_STANZA") ?? "credit-api",
+    // Replay on the restored copy opens the sealed fields with the service's own master key.
+    masterKeyEnv: Object.fromEntries(
+      ["MASTER_KEY", "MASTER_KEY_FILE"].flatMap((name) => {
+        const value = Deno.env.get(name);
+        return value === undefined ? [] : [[name, value]];
+      }),
+    ),
+  }
+  : undefined;
+
+const drill = createDrill({ events: EVENTS, live, say });
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   Deno.addSignalListener(signal, async () => {

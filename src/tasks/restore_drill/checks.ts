@@ -13,13 +13,14 @@ export interface TaskResult {
 
 export async function runCheckTask(
   task: "audit" | "replay",
-  env: { databaseUrl: string; masterKey: string },
+  /** DATABASE_URL and MASTER_KEY (or MASTER_KEY_FILE). */
+  env: Record<string, string>,
 ): Promise<TaskResult> {
   const started = performance.now();
   const out = await new Deno.Command(Deno.execPath(), {
     args: await taskCommand(task),
     cwd: ROOT,
-    env: { DATABASE_URL: env.databaseUrl, MASTER_KEY: env.masterKey },
+    env,
     stdout: "piped",
     stderr: "piped",
   }).output();

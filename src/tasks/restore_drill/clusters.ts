@@ -32,6 +32,11 @@ const types = {
   bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
 };
 
+/** A pool of up to `max` connections to a database, int8 read as numbers. */
+export function connectUrl(url: string, max = 2): Sql {
+  return postgres(url, { max, types, onnotice: () => {} }) as unknown as Sql;
+}
+
 /** A new cluster, not started, listening on 127.0.0.1 only. */
 export async function createCluster(name: string): Promise<DrillCluster> {
   const port = freePort();
@@ -62,7 +67,7 @@ export async function createCluster(name: string): Promise<DrillCluster> {
         Object.entries(settings).map(([key, value]) => `${key} = ${value}\n`).join(""),
       );
     },
-    connect: (max = 2) => postgres(url, { max, types, onnotice: () => {} }) as unknown as Sql,
+    connect: (max = 2) => connectUrl(url, max),
     async start() {
       await run("pg_ctlcluster", ["--skip-systemctl-redirect", PG_VERSION, name, "start"]);
     },

@@ -5,13 +5,13 @@
 import type { Sql } from "../../db/connect.ts";
 import { migrate } from "../../db/migrate.ts";
 import { seedLedger } from "../bench/ledger_seed.ts";
-import { ensureClusterTools } from "../bench/cluster.ts";
+import { ensureClusterTools, PG_VERSION } from "../bench/cluster.ts";
 import { sleep } from "../bench/system.ts";
 import {
   confString,
+  connectUrl,
   createCluster,
   createDatabase,
-  DATABASE,
   type DrillCluster,
   emptyDataFolder,
   waitForPromotion,
@@ -22,8 +22,16 @@ import {
   ensurePgbackrest,
   listBackups,
   type Repository,
+  runAsPostgres,
 } from "./pgbackrest.ts";
-import { compareStates, type LedgerState, readLedgerState, type StateComparison } from "./ledger_state.ts";
+import {
+  compareStates,
+  compareStreams,
+  compareWithin,
+  type LedgerState,
+  readLedgerState,
+  type StateComparison,
+} from "./ledger_state.ts";
 import { billedWrites, type DrillService, newWallet, startService } from "./service_writes.ts";
 import { runCheckTask, type TaskResult } from "./checks.ts";
 import { deployedArchiveSettings, POSTGRESQL_FILE, settingSeconds } from "./deploy_settings.ts";
@@ -40,7 +48,19 @@ const ARCHIVE_WAIT_MS = 60_000;
 export interface DrillOptions {
   /** Events the seeder writes before the first backup. */
   events: number;
+  /** A live source instead of one built by the drill: its existing pgBackRest stanza is restored. */
+  live?: LiveSource;
   say(line: string): void;
+}
+
+export interface LiveSource {
+  /** The service's database (DRILL_SOURCE_URL); it must archive to the stanza below. */
+  url: string;
+  /** pgBackRest's configuration file and stanza of that database. */
+  config: string;
+  stanza: string;
+  /** MASTER_KEY or MASTER_KEY_FILE, for replay. */
+  masterKeyEnv: Record<string, string>;
 }
 
 export interface RestoreReport {
@@ -68,8 +88,11 @@ export interface DrillReport {
   databaseMb: number;
   pgbackrest: string;
   backups: BackupInfo[];
-  /** Billed writes acknowledged by the service: before the differential backup, after it, after the point. */
-  writes: { beforeDiff: number; afterDiff: number; afterPoint: number; walletsAfterPoint: number };
+  /**
+   * Billed writes acknowledged by the service: before the differential backup, after it, after the
+   * point (none with a live source: the drill writes nothing there).
+   */
+  writes: { beforeDiff: number; afterDiff: number; afterPoint: number; walletsAfterPoint: number } | null;
   restorePoint: { name: string; lsn: string; at: string };
   archive: { timeoutSeconds: number; segmentArchivedSeconds: number };
   steps: Record<string, number>;
@@ -87,11 +110,37 @@ export interface Drill {
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
+const LATEST = "latest backup and every archived WAL segment";
+
+interface RestoreSpec {
+  kind: RestoreReport["kind"];
+  target: string;
+  /** pgbackrest restore's options beyond the data folder. */
+  args: string[];
+  /** Reads the restored cluster and compares it with what it must hold. */
+  compare(sql: Sql): Promise<Pick<RestoreReport, "expected" | "restored" | "comparison">>;
+  /** What a clean comparison shows, for the report line. */
+  sameMeans: string;
+}
+
+function counts(expected: LedgerState, restored: LedgerState) {
+  return {
+    expected: { wallets: expected.wallets, events: expected.events },
+    restored: { wallets: restored.wallets, events: restored.events },
+  };
+}
+
 export function createDrill(options: DrillOptions): Drill {
   const { say } = options;
   const clusters: DrillCluster[] = [];
-  let repo: Repository | undefined;
+  /** The repository restored from; `ownRepo` when the drill made it (and removes it). */
+  let repo: Pick<Repository, "command"> | undefined;
+  let ownRepo: Repository | undefined;
   let service: DrillService | undefined;
+  /** MASTER_KEY or MASTER_KEY_FILE for replay on a restored cluster. */
+  let masterKeyEnv: Record<string, string> = {};
+  /** A live source's max_connections and the like may exceed a new cluster's: no hot standby then. */
+  let hotStandby = true;
   const steps: Record<string, number> = {};
 
   async function step<T>(name: string, work: () => Promise<T>): Promise<T> {
@@ -116,24 +165,26 @@ export function createDrill(options: DrillOptions): Drill {
   /** The source: a cluster archiving to a new repository, its stanza made and checked, migrated. */
   async function createSource(): Promise<{ source: DrillCluster; repo: Repository; sql: Sql }> {
     const source = await newCluster("source");
-    repo = await createRepository({ pgPath: source.pgdata, pgPort: source.port });
+    const own = await createRepository({ pgPath: source.pgdata, pgPort: source.port });
+    ownRepo = own;
+    repo = own;
     // The deployment's archive settings, its archive_command pointed at the drill's repository.
     const deployed = await deployedArchiveSettings();
     if (!/^'pgbackrest --stanza=\S+ archive-push %p'$/.test(deployed.archive_command ?? "")) {
       throw new Error(`Unexpected archive_command ${deployed.archive_command} in ${POSTGRESQL_FILE}`);
     }
-    await source.configure("archive", { ...deployed, archive_command: confString(repo.archiveCommand) });
+    await source.configure("archive", { ...deployed, archive_command: confString(own.archiveCommand) });
     await source.start();
     await createDatabase(source);
-    await repo.command(["stanza-create"]);
-    await repo.command(["check"]);
+    await own.command(["stanza-create"]);
+    await own.command(["check"]);
     const sql = source.connect(4);
     await migrate(sql);
-    return { source, repo, sql };
+    return { source, repo: own, sql };
   }
 
   async function databaseMb(sql: Sql): Promise<number> {
-    const [{ bytes }] = await sql`select pg_database_size(${DATABASE})::bigint as bytes`;
+    const [{ bytes }] = await sql`select pg_database_size(current_database())::bigint as bytes`;
     return Math.round(Number(bytes) / 1024 / 1024);
   }
 
@@ -151,22 +202,22 @@ export function createDrill(options: DrillOptions): Drill {
   }
 
   /** Restores into a new cluster, waits for its promotion, checks it and drops it. */
-  async function restoreAndCheck(
-    kind: RestoreReport["kind"],
-    args: string[],
-    expected: LedgerState,
-  ): Promise<RestoreReport> {
-    const target = kind === "latest"
-      ? "latest backup and every archived WAL segment"
-      : `restore point "${RESTORE_POINT}"`;
+  async function restoreAndCheck(spec: RestoreSpec): Promise<RestoreReport> {
+    const { kind, target } = spec;
     say(`restoring the ${target} into a new cluster`);
     const cluster = await newCluster(kind === "latest" ? "latest" : "pitr");
     await emptyDataFolder(cluster);
     const restoreSeconds = await step(`${kind}: pgbackrest restore`, async () => {
       const started = performance.now();
-      await repo!.command(["restore", `--pg1-path=${cluster.pgdata}`, ...args]);
+      await repo!.command(["restore", `--pg1-path=${cluster.pgdata}`, ...spec.args]);
       return round2((performance.now() - started) / 1000);
     });
+    // Never archive into the source's stanza (postgresql.auto.conf is read last, its last line wins).
+    await Deno.writeTextFile(
+      `${cluster.pgdata}/postgresql.auto.conf`,
+      `archive_mode = 'off'\n${hotStandby ? "" : "hot_standby = 'off'\n"}`,
+      { append: true },
+    );
     const recoverySeconds = await step(`${kind}: start, WAL replay and promotion`, async () => {
       const started = performance.now();
       await cluster.start();
@@ -181,9 +232,11 @@ export function createDrill(options: DrillOptions): Drill {
           /recovery stopping|last completed transaction|redo done at|selected new timeline/.test(line)
         )
         .map((line) => line.replace(/^\S+ \S+ \S+ \[\d+\] /, ""));
-      const restored = await step(`${kind}: read and compare the ledger`, () => readLedgerState(sql));
-      const comparison = compareStates(expected, restored);
-      const env = { databaseUrl: cluster.url, masterKey: service!.masterKey };
+      const { expected, restored, comparison } = await step(
+        `${kind}: read and compare the ledger`,
+        () => spec.compare(sql),
+      );
+      const env = { DATABASE_URL: cluster.url, ...masterKeyEnv };
       const audit = await step(`${kind}: deno task audit`, () => runCheckTask("audit", env));
       const replay = await step(`${kind}: deno task replay`, () => runCheckTask("replay", env));
       const report: RestoreReport = {
@@ -194,8 +247,8 @@ export function createDrill(options: DrillOptions): Drill {
         rtoSeconds: round2(restoreSeconds + recoverySeconds),
         reachedTransactionAt: at ? new Date(at).toISOString() : null,
         recoveryLog,
-        expected: { wallets: expected.wallets, events: expected.events },
-        restored: { wallets: restored.wallets, events: restored.events },
+        expected,
+        restored,
         comparison,
         audit,
         replay,
@@ -206,11 +259,7 @@ export function createDrill(options: DrillOptions): Drill {
           report.ok ? "OK" : "FAILED"
         }: ${restored.wallets} wallets and ${restored.events} events ` +
           `(expected ${expected.wallets} and ${expected.events}), ` +
-          `${
-            comparison.same
-              ? "the same wallets, balances, versions and streams"
-              : comparison.samples.join("; ")
-          }; ` +
+          `${comparison.same ? spec.sameMeans : comparison.samples.join("; ")}; ` +
           `last transaction replayed at ${report.reachedTransactionAt}; ${audit.summary}; ${replay.summary}`,
       );
       for (const line of recoveryLog) say(`${kind}: server: ${line}`);
@@ -218,6 +267,112 @@ export function createDrill(options: DrillOptions): Drill {
     } finally {
       await sql.end();
       await dropCluster(cluster);
+    }
+  }
+
+  /** Compares a restored cluster with one state read on the source: exactly the same. */
+  function sameAs(expected: LedgerState) {
+    return async (sql: Sql) => {
+      const restored = await readLedgerState(sql);
+      return { ...counts(expected, restored), comparison: compareStates(expected, restored) };
+    };
+  }
+
+  async function listedBackups(): Promise<BackupInfo[]> {
+    const backups = await listBackups(repo!);
+    for (const b of backups) {
+      say(
+        `backup ${b.label} (${b.type}): ${Math.round(b.size / 1024 / 1024)} MB of database, ` +
+          `${Math.round(b.repoSize / 1024 / 1024)} MB stored, WAL ${b.walStart}..${b.walStop}`,
+      );
+    }
+    return backups;
+  }
+
+  /**
+   * The drill on a live database and its existing stanza: a restore point is made there (nothing
+   * else is written); the latest backup and the point are restored into new clusters; a restore
+   * must hold every wallet as of before its target and nothing the source did not have after it,
+   * and each wallet's events must be the source's own, event for event.
+   */
+  async function runLiveDrill(live: LiveSource, version: string): Promise<DrillReport> {
+    repo = {
+      command: (args) =>
+        runAsPostgres("pgbackrest", [`--config=${live.config}`, `--stanza=${live.stanza}`, ...args]),
+    };
+    masterKeyEnv = live.masterKeyEnv;
+    hotStandby = false;
+    const sql = connectUrl(live.url);
+    try {
+      const [{ major }] = await sql`select current_setting('server_version_num')::int / 10000 as major`;
+      if (String(major) !== PG_VERSION) {
+        throw new Error(
+          `The source runs PostgreSQL ${major}: the drill restores into PostgreSQL ${PG_VERSION}`,
+        );
+      }
+      const backups = await listedBackups();
+      if (backups.length === 0) throw new Error(`Stanza "${live.stanza}" has no backup to restore`);
+      const size = await databaseMb(sql);
+      const [{ timeoutSeconds }] = await sql`
+        select setting::int as "timeoutSeconds" from pg_settings where name = 'archive_timeout'`;
+      say(`source: ${size} MB, archive_timeout ${timeoutSeconds} s`);
+      const name = `drill_${new Date().toISOString().replace(/\D/g, "").slice(0, 14)}`;
+      const before = await readLedgerState(sql);
+      const [point] = await sql`select pg_create_restore_point(${name})::text as lsn, now() as at`;
+      const after = await readLedgerState(sql);
+      say(
+        `restore point "${name}" at ${point.lsn}: ${before.wallets} wallets and ${before.events} events before`,
+      );
+      const segmentArchivedSeconds = await step(
+        "archive the current WAL segment",
+        () => archiveCurrentSegment(sql),
+      );
+      const within = (lower: LedgerState, upper: () => Promise<LedgerState>) => async (restoredSql: Sql) => {
+        const restored = await readLedgerState(restoredSql);
+        const bounds = compareWithin(lower, await upper(), restored);
+        const streams = await compareStreams(restoredSql, sql);
+        return {
+          ...counts(lower, restored),
+          comparison: {
+            same: bounds.same && streams.same,
+            missing: bounds.missing + streams.missing,
+            extra: bounds.extra,
+            differing: bounds.differing + streams.differing,
+            samples: [...bounds.samples, ...streams.samples].slice(0, 5),
+          },
+        };
+      };
+      const sameMeans = "every wallet as of the target and each stream the source's own, event for event";
+      const restores = [
+        await restoreAndCheck({
+          kind: "latest",
+          target: LATEST,
+          args: [],
+          compare: within(after, () => readLedgerState(sql)),
+          sameMeans,
+        }),
+        await restoreAndCheck({
+          kind: "pointInTime",
+          target: `restore point "${name}"`,
+          args: ["--type=name", `--target=${name}`, "--target-action=promote"],
+          compare: within(before, () => Promise.resolve(after)),
+          sameMeans,
+        }),
+      ];
+      return {
+        events: after.events,
+        databaseMb: size,
+        pgbackrest: version,
+        backups,
+        writes: null,
+        restorePoint: { name, lsn: point.lsn, at: new Date(point.at).toISOString() },
+        archive: { timeoutSeconds, segmentArchivedSeconds },
+        steps,
+        restores,
+        ok: restores.every((r) => r.ok),
+      };
+    } finally {
+      await sql.end().catch(() => {});
     }
   }
 
@@ -229,10 +384,12 @@ export function createDrill(options: DrillOptions): Drill {
       await ensureClusterTools();
       return await ensurePgbackrest();
     });
-    say(`${version}; archive_timeout ${archiveTimeoutSeconds} s`);
+    say(version);
+    if (options.live) return await runLiveDrill(options.live, version);
+    say(`archive_timeout ${archiveTimeoutSeconds} s (src/deploy/pgbackrest-postgresql.conf)`);
     const { source, sql } = await step("source cluster, stanza-create and check", createSource);
     try {
-      say(`source cluster ${source.name} on port ${source.port}, repository ${repo!.dir}/repo`);
+      say(`source cluster ${source.name} on port ${source.port}, repository ${ownRepo!.dir}/repo`);
       const seeded = await step(
         `seed ${options.events} events`,
         () =>
@@ -256,29 +413,33 @@ export function createDrill(options: DrillOptions): Drill {
       say(`restore point "${RESTORE_POINT}" at ${point.lsn} (${new Date(point.at).toISOString()})`);
       const late = await newWallet(baseUrl);
       const afterPoint = await billedWrites(baseUrl, [...tokens, late], WRITES_PER_WALLET, "c");
+      masterKeyEnv = { MASTER_KEY: service.masterKey };
       const atEnd = await readLedgerState(sql);
       await service.process.stop();
       const segmentArchivedSeconds = await step(
         "archive the last WAL segment",
         () => archiveCurrentSegment(sql),
       );
-      const backups = await listBackups(repo!);
-      for (const b of backups) {
-        say(
-          `backup ${b.label} (${b.type}): ${Math.round(b.size / 1024 / 1024)} MB of database, ` +
-            `${Math.round(b.repoSize / 1024 / 1024)} MB stored, WAL ${b.walStart}..${b.walStop}`,
-        );
-      }
+      const backups = await listedBackups();
       await sql.end();
       // The source is lost from here on: the restores rely on the repository alone.
       await source.stop();
+      const sameMeans = "the same wallets, balances, versions and streams";
       const restores = [
-        await restoreAndCheck("latest", [], atEnd),
-        await restoreAndCheck("pointInTime", [
-          "--type=name",
-          `--target=${RESTORE_POINT}`,
-          "--target-action=promote",
-        ], atPoint),
+        await restoreAndCheck({
+          kind: "latest",
+          target: LATEST,
+          args: [],
+          compare: sameAs(atEnd),
+          sameMeans,
+        }),
+        await restoreAndCheck({
+          kind: "pointInTime",
+          target: `restore point "${RESTORE_POINT}"`,
+          args: ["--type=name", `--target=${RESTORE_POINT}`, "--target-action=promote"],
+          compare: sameAs(atPoint),
+          sameMeans,
+        }),
       ];
       return {
         events: seeded.events,
@@ -306,7 +467,7 @@ export function createDrill(options: DrillOptions): Drill {
         await cluster.drop().catch((error) => say(`Cannot remove cluster ${cluster.name}: ${error}`));
       }
       clusters.length = 0;
-      if (repo) await Deno.remove(repo.dir, { recursive: true }).catch(() => {});
+      if (ownRepo) await Deno.remove(ownRepo.dir, { recursive: true }).catch(() => {});
     },
   };
 }

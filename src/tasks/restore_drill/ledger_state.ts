@@ -84,3 +84,78 @@ export function compareStates(expected: LedgerState, restored: LedgerState): Sta
   }
   return { same, missing, extra, differing, samples };
 }
+
+/**
+ * For a source that kept writing (a live database): the restored state lies between two states
+ * read on the source, `lower` before the target and `upper` after it. Every wallet of `lower` is
+ * there at its version or later, none is there that `upper` lacks, and none is past `upper`'s
+ * version. Balances are left to the audit and the event streams to `compareStreams`.
+ */
+export function compareWithin(
+  lower: LedgerState,
+  upper: LedgerState,
+  restored: LedgerState,
+): StateComparison {
+  const low = new Map(lower.rows.map(([id, , version]) => [id, version]));
+  const high = new Map(upper.rows.map(([id, , version]) => [id, version]));
+  const got = new Map(restored.rows.map(([id, , version]) => [id, version]));
+  const samples: string[] = [];
+  let missing = 0, extra = 0, differing = 0;
+  for (const [id, version] of low) {
+    if (!got.has(id)) {
+      missing++;
+      if (samples.length < 5) samples.push(`wallet ${id} missing (at version ${version} before the target)`);
+    }
+  }
+  for (const [id, version] of got) {
+    const before = low.get(id) ?? 0;
+    const after = high.get(id);
+    if (after === undefined) {
+      extra++;
+      if (samples.length < 5) samples.push(`wallet ${id} not on the source after the target`);
+    } else if (version < before || version > after) {
+      differing++;
+      if (samples.length < 5) {
+        samples.push(`wallet ${id} at version ${version}, not within ${before}..${after}`);
+      }
+    }
+  }
+  return { same: missing + extra + differing === 0, missing, extra, differing, samples };
+}
+
+/** Each wallet's last version and an md5 of its stream up to it (version, type, data, time). */
+const STREAM_DIGEST = `md5(string_agg(version || ':' || type || ':' || data::text || ':' ||
+  (extract(epoch from recorded_at) * 1000000)::bigint, ',' order by version))`;
+
+/**
+ * Whether every wallet's restored event stream is the start of the same wallet's stream on the
+ * source: the log is append-only, so a restore of any moment holds a prefix of it, event for event.
+ */
+export async function compareStreams(restored: Sql, source: Sql): Promise<StateComparison> {
+  const mine = await restored.unsafe(
+    `select wallet_id, max(version)::bigint as last, ${STREAM_DIGEST} as digest from events group by wallet_id`,
+  );
+  const theirs = new Map(
+    (await source.unsafe(
+      `select e.wallet_id, ${STREAM_DIGEST} as digest
+       from events e join unnest($1::text[], $2::bigint[]) r(wallet_id, last)
+         on e.wallet_id = r.wallet_id and e.version <= r.last
+       group by e.wallet_id`,
+      [mine.map((r: any) => r.wallet_id), mine.map((r: any) => Number(r.last))],
+    )).map((r: any) => [r.wallet_id as string, r.digest as string]),
+  );
+  const samples: string[] = [];
+  let missing = 0, differing = 0;
+  for (const r of mine) {
+    const digest = theirs.get(r.wallet_id);
+    if (digest === undefined) missing++;
+    else if (digest !== r.digest) differing++;
+    else continue;
+    if (samples.length < 5) {
+      samples.push(
+        `wallet ${r.wallet_id}: events 1..${r.last} ${digest ? "differ from" : "not on"} the source`,
+      );
+    }
+  }
+  return { same: missing + differing === 0, missing, extra: 0, differing, samples };
+}

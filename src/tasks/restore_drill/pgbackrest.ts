@@ -95,7 +95,7 @@ export interface BackupInfo {
 }
 
 /** The stanza's backups, oldest first, from `pgbackrest info --output=json`. */
-export async function listBackups(repo: Repository): Promise<BackupInfo[]> {
+export async function listBackups(repo: Pick<Repository, "command">): Promise<BackupInfo[]> {
   const [stanza] = JSON.parse(await repo.command(["--output=json", "info"]));
   return (stanza?.backup ?? []).map((b: any) => ({
     label: b.label,
