@@ -47,19 +47,29 @@ const live = SOURCE_URL
 
 const drill = createDrill({ events: EVENTS, live, say });
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  Deno.addSignalListener(signal, async () => {
-    say(`${signal}, removing the clusters and the repository`);
+let stopping: string | undefined;
+
+/**
+ * Stops the drill: the command in progress is ended, the run fails at once and its clean-up
+ * removes everything; should that hang, everything is removed from here after 30 s.
+ */
+function stop(reason: string) {
+  if (stopping) return;
+  stopping = reason;
+  say(`${reason}: stopping, removing the clusters and the repository`);
+  drill.abort();
+  setTimeout(async () => {
     await drill.cleanUp();
-    Deno.exit(130);
-  });
+    Deno.exit(1);
+  }, 30_000);
 }
 
-const timer = setTimeout(async () => {
-  say(`not done within ${TIME_LIMIT_MS / 1000} s (DRILL_TIME_LIMIT_S): stopping`);
-  await drill.cleanUp();
-  Deno.exit(1);
-}, TIME_LIMIT_MS);
+for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => stop(signal));
+
+const timer = setTimeout(
+  () => stop(`not done within ${TIME_LIMIT_MS / 1000} s (DRILL_TIME_LIMIT_S)`),
+  TIME_LIMIT_MS,
+);
 
 try {
   const started = performance.now();
@@ -90,10 +100,14 @@ try {
   clearTimeout(timer);
   Deno.exit(report.ok ? 0 : 1);
 } catch (error) {
-  console.error(`restore-drill: ${error instanceof Error ? error.stack : error}`);
-  const output = drill.serviceOutput();
+  console.error(
+    `restore-drill: ${stopping ? `stopped (${stopping}): ` : ""}${
+      error instanceof Error ? error.stack : error
+    }`,
+  );
+  const output = drill.output();
   if (output) console.error(`service output (last lines):\n${output.slice(-3000)}`);
   await drill.cleanUp();
   clearTimeout(timer);
-  Deno.exit(1);
+  Deno.exit(stopping?.startsWith("SIG") ? 130 : 1);
 }

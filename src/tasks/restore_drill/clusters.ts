@@ -107,12 +107,12 @@ export async function emptyDataFolder(cluster: DrillCluster) {
 
 /**
  * Waits until a restored cluster has ended recovery and been promoted (read-write), polling
- * pg_is_in_recovery(); fails after `timeoutMs`.
+ * pg_is_in_recovery(); fails after `timeoutMs`, or once `stopped()`.
  */
-export async function waitForPromotion(cluster: DrillCluster, timeoutMs: number) {
+export async function waitForPromotion(cluster: DrillCluster, timeoutMs: number, stopped: () => boolean) {
   const deadline = performance.now() + timeoutMs;
   let last = "";
-  while (performance.now() < deadline) {
+  while (performance.now() < deadline && !stopped()) {
     try {
       const out = await runAsPostgres("psql", [
         "-p",

@@ -55,9 +55,37 @@ export function repositoryConfig(
   ].join("\n");
 }
 
-/** Runs a command as postgres: the owner of the data folders and of the repository's files. */
-export function runAsPostgres(command: string, args: string[]): Promise<string> {
-  return run("runuser", ["-u", "postgres", "--", command, ...args]);
+/** The commands running as postgres, so that a stopped drill can end them (a restore, say). */
+const running = new Set<Deno.ChildProcess>();
+
+/**
+ * Runs a command as postgres (the owner of the data folders and of the repository's files) to
+ * completion; its output (stdout then stderr), or an error quoting both.
+ */
+export async function runAsPostgres(command: string, args: string[]): Promise<string> {
+  const child = new Deno.Command("runuser", {
+    args: ["-u", "postgres", "--", command, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  running.add(child);
+  try {
+    const out = await child.output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    if (!out.success) throw new Error(`Command "${command} ${args.join(" ")}" failed:\n${text}`);
+    return text;
+  } finally {
+    running.delete(child);
+  }
+}
+
+/** Sends SIGTERM to every command still running as postgres (runuser passes it on). */
+export function stopRunningCommands() {
+  for (const child of running) {
+    try {
+      child.kill("SIGTERM");
+    } catch { /* already gone */ }
+  }
 }
 
 /** Makes the run's folder (owned by postgres, who archives into it) and its configuration file. */
