@@ -11,9 +11,9 @@ export const LATEST = "latest backup and every archived WAL segment";
 export interface RestoreSpec {
   kind: RestoreReport["kind"];
   target: string;
-  /** The repository, and pgbackrest restore's options beyond the data folder. */
+  /** The repository, and pgbackrest restore's options beyond the data folder (`pgdata`). */
   repo: Pick<Repository, "command">;
-  args: string[];
+  args(pgdata: string): string[];
   /** MASTER_KEY or MASTER_KEY_FILE, for replay. */
   masterKeyEnv: Record<string, string>;
   /** Off for a live source, whose max_connections and the like may exceed a new cluster's. */

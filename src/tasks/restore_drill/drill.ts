@@ -71,18 +71,27 @@ export function createDrill(options: DrillOptions): Drill {
     await emptyDataFolder(cluster);
     const restoreSeconds = await step(`${kind}: pgbackrest restore`, async () => {
       const started = performance.now();
-      await spec.repo.command(["restore", `--pg1-path=${cluster.pgdata}`, ...spec.args]);
+      await spec.repo.command(["restore", `--pg1-path=${cluster.pgdata}`, ...spec.args(cluster.pgdata)]);
       return round2((performance.now() - started) / 1000);
     });
+    const autoConf = `${cluster.pgdata}/postgresql.auto.conf`;
+    for (const line of (await Deno.readTextFile(autoConf)).split("\n")) {
+      if (/^(restore_command|recovery_target)/.test(line)) say(`${kind}: ${line}`);
+    }
     // Never archive into the source's stanza (postgresql.auto.conf is read last, its last line wins).
     await Deno.writeTextFile(
-      `${cluster.pgdata}/postgresql.auto.conf`,
+      autoConf,
       `archive_mode = 'off'\n${spec.hotStandby ? "" : "hot_standby = 'off'\n"}`,
       { append: true },
     );
     const recoverySeconds = await step(`${kind}: start, WAL replay and promotion`, async () => {
       const started = performance.now();
-      await cluster.start();
+      await cluster.start().catch(async (error) => {
+        const log = await Deno.readTextFile(cluster.logFile).catch(() => "");
+        throw new Error(
+          `${error instanceof Error ? error.message : error}\nserver log:\n${log.slice(-2000)}`,
+        );
+      });
       await waitForPromotion(cluster, RECOVERY_TIMEOUT_MS, () => aborted);
       return round2((performance.now() - started) / 1000);
     });

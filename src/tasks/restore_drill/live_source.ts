@@ -79,6 +79,11 @@ export async function runLiveSourceDrill(
       "archive the current WAL segment",
       () => archiveCurrentSegment(sql),
     );
+    // WAL is fetched one segment at a time, without the asynchronous queue, lock and spool that the
+    // source's archive-push may be using (restore itself takes no --archive-async).
+    const noAsync = (pgdata: string) =>
+      `--recovery-option=restore_command=pgbackrest --config=${live.config} --pg1-path=${pgdata} ` +
+      `--stanza=${live.stanza} --archive-async=n archive-get %f "%p"`;
     const common = {
       repo,
       masterKeyEnv: live.masterKeyEnv,
@@ -90,14 +95,14 @@ export async function runLiveSourceDrill(
         ...common,
         kind: "latest",
         target: LATEST,
-        args: [],
+        args: (pgdata) => [noAsync(pgdata)],
         compare: within(sql, after, () => readLedgerState(sql)),
       }),
       await ctx.restoreAndCheck({
         ...common,
         kind: "pointInTime",
         target: `restore point "${name}"`,
-        args: ["--type=name", `--target=${name}`, "--target-action=promote"],
+        args: (pgdata) => [noAsync(pgdata), "--type=name", `--target=${name}`, "--target-action=promote"],
         compare: within(sql, before, () => Promise.resolve(after)),
       }),
     ];

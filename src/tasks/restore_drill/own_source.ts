@@ -101,14 +101,14 @@ export async function runOwnSourceDrill(
         ...common,
         kind: "latest",
         target: LATEST,
-        args: [],
+        args: () => [],
         compare: sameAs(atEnd),
       }),
       await ctx.restoreAndCheck({
         ...common,
         kind: "pointInTime",
         target: `restore point "${RESTORE_POINT}"`,
-        args: ["--type=name", `--target=${RESTORE_POINT}`, "--target-action=promote"],
+        args: () => ["--type=name", `--target=${RESTORE_POINT}`, "--target-action=promote"],
         compare: sameAs(atPoint),
       }),
     ];
