@@ -974,6 +974,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -1082,7 +1084,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: {
+    requestBody: {
       content: {
         "application/x-www-form-urlencoded": {
           /**
@@ -1239,6 +1241,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -1396,6 +1400,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -1565,6 +1571,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -1732,6 +1740,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -1885,6 +1895,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -2070,6 +2082,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -2294,6 +2308,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -2505,6 +2521,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -2695,6 +2713,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -2807,7 +2827,7 @@ export interface operations {
       cookie?: never;
     };
     /** @description The configuration */
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": {
           /**
@@ -2886,6 +2906,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -3101,6 +3123,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -3280,6 +3304,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -3454,6 +3480,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -3584,7 +3612,7 @@ export interface operations {
       cookie?: never;
     };
     /** @description The whole configuration; the path names the webhook */
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": {
           /**
@@ -3662,6 +3690,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -3879,6 +3909,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -4019,7 +4051,7 @@ export interface operations {
       cookie?: never;
     };
     /** @description Fields to change: maps replace whole, schedule merges field by field, schedule null makes a mailbox webhook */
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": {
           active?: boolean;
@@ -4096,6 +4128,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -4313,6 +4347,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -4493,6 +4529,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -4658,6 +4696,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -4830,6 +4870,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -4988,7 +5030,7 @@ export interface operations {
       cookie?: never;
     };
     /** @description The window: since, and until (default now) */
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": {
           /** Format: date-time */
@@ -5039,6 +5081,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -5276,7 +5320,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": components["schemas"]["CheckoutEvent"];
       };
@@ -5388,6 +5432,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -5500,7 +5546,7 @@ export interface operations {
       cookie?: never;
     };
     /** @description The whole configuration */
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": {
           low_balance_threshold?: number;
@@ -5570,6 +5616,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -5852,6 +5900,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -5964,7 +6014,7 @@ export interface operations {
       cookie?: never;
     };
     /** @description The key's name and rules */
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": {
           /** @example ci-reader */
@@ -6032,6 +6082,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -6249,6 +6301,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -6383,7 +6437,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json":
           | components["schemas"]["JsonRpcMessage"]
@@ -6429,6 +6483,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -6549,6 +6605,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -6655,6 +6713,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
