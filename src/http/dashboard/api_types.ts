@@ -2842,6 +2842,7 @@ export interface operations {
           };
           /** @enum {string} */
           format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
+          /** @description Only with format "custom", and required with it: a JSON object whose strings may hold placeholders */
           template?: unknown;
           /** @description At most 10 format options (e.g. a chat id) */
           options?: {
@@ -2850,19 +2851,19 @@ export interface operations {
           includeAttachments?: boolean;
           schedule?: {
             /**
-             * @description Five fields: minute hour day-of-month month day-of-week
+             * @description Five fields: minute hour day-of-month month day-of-week. Refused (400) when it is not cron syntax or, relative to the time of the request, never fires again.
              * @example 0 9 * * 1-5
              */
             cron: string;
             /**
-             * @description An IANA time zone
+             * @description An IANA time zone the service knows (refused with 400 otherwise)
              * @example Europe/Paris
              */
             timezone: string;
             active?: boolean;
           };
           webhookId?: string;
-        };
+        } & (unknown | (unknown & unknown & unknown));
       };
     };
     responses: {
@@ -3627,6 +3628,7 @@ export interface operations {
           };
           /** @enum {string} */
           format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
+          /** @description Only with format "custom", and required with it: a JSON object whose strings may hold placeholders */
           template?: unknown;
           /** @description At most 10 format options (e.g. a chat id) */
           options?: {
@@ -3635,18 +3637,18 @@ export interface operations {
           includeAttachments?: boolean;
           schedule?: {
             /**
-             * @description Five fields: minute hour day-of-month month day-of-week
+             * @description Five fields: minute hour day-of-month month day-of-week. Refused (400) when it is not cron syntax or, relative to the time of the request, never fires again.
              * @example 0 9 * * 1-5
              */
             cron: string;
             /**
-             * @description An IANA time zone
+             * @description An IANA time zone the service knows (refused with 400 otherwise)
              * @example Europe/Paris
              */
             timezone: string;
             active?: boolean;
           };
-        };
+        } & (unknown | (unknown & unknown & unknown));
       };
     };
     responses: {
@@ -4066,6 +4068,7 @@ export interface operations {
             [key: string]: string;
           };
           format?: ("slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "") | null;
+          /** @description Only with format "custom", and required with it: a JSON object whose strings may hold placeholders */
           template?: unknown;
           options?: {
             [key: string]: string;
@@ -4073,12 +4076,12 @@ export interface operations {
           includeAttachments?: boolean;
           schedule?: {
             /**
-             * @description Five fields: minute hour day-of-month month day-of-week
+             * @description Five fields: minute hour day-of-month month day-of-week. Refused (400) when it is not cron syntax or, relative to the time of the request, never fires again.
              * @example 0 9 * * 1-5
              */
             cron?: string;
             /**
-             * @description An IANA time zone
+             * @description An IANA time zone the service knows (refused with 400 otherwise)
              * @example Europe/Paris
              */
             timezone?: string;
@@ -5563,6 +5566,7 @@ export interface operations {
             };
             /** @enum {string} */
             format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
+            /** @description Only with format "custom", and required with it: a JSON object whose strings may hold placeholders */
             template?: unknown;
             /** @description At most 10 format options (e.g. a chat id) */
             options?: {
