@@ -8,6 +8,7 @@ import type { z } from "zod";
 import { CreateWebhookInput, PatchWebhookInput, ReplaceWebhookInput } from "../src/webhooks/config/input.ts";
 import { parseWith } from "../src/calls/parsed.ts";
 import { documentedJson } from "../src/http/json_body.ts";
+import { SettingsInput } from "../src/http/routes/settings.ts";
 
 const ajv = new Ajv2020({ strict: false, validateFormats: false });
 const documented = (schema: z.ZodType) =>
@@ -105,4 +106,33 @@ Deno.test("PATCH body: a schedule object excludes mailbox fields, in zod and in 
     assert.equal(parseWith(PatchWebhookInput, ok).ok, true, JSON.stringify(ok));
     assert.equal(valid(ok), true, JSON.stringify(ok));
   }
+});
+
+Deno.test("PUT /token/settings: the alert webhook keeps a format's rules, in zod and in the document", () => {
+  const valid = documented(SettingsInput);
+  const cases: [Record<string, unknown>, string][] = [
+    [
+      { url: URL, format: "telegram" },
+      'Invalid low_balance_webhook.options.chat_id: required for format "telegram"',
+    ],
+    [
+      { url: URL, template: { a: 1 } },
+      'Invalid low_balance_webhook.template: only allowed with format "custom"',
+    ],
+    [
+      { url: URL, format: "pagerduty", options: { routing_key: "r", severity: "loud" } },
+      'Invalid low_balance_webhook.options.severity "loud": must be one of critical, error, warning, info',
+    ],
+  ];
+  for (const [webhook, phrase] of cases) {
+    const body = { low_balance_threshold: 5, low_balance_webhook: webhook };
+    assert.deepEqual(parseWith(SettingsInput, body), { ok: false, phrase });
+    assert.equal(valid(body), false, phrase);
+  }
+  const ok = {
+    low_balance_threshold: 5,
+    low_balance_webhook: { url: URL, format: "telegram", options: { chat_id: "1" } },
+  };
+  assert.equal(parseWith(SettingsInput, ok).ok, true);
+  assert.equal(valid(ok), true, JSON.stringify(valid.errors));
 });
