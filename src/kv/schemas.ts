@@ -98,7 +98,11 @@ export const KvListQuery = z.object({
   cursor: z.string()
     .max(MAX_CURSOR_CHARS, "must be a nextCursor of a listing of the same bucket and prefix")
     .optional()
-    .openapi({ description: "The `nextCursor` of the previous page, as it was answered (opaque)" }),
+    .openapi({
+      description:
+        "The `nextCursor` of the previous page of the same bucket and prefix, as it was answered " +
+        "(opaque); any other value is a billed `400`",
+    }),
 });
 
 export const KvListAnswer = z.object({

@@ -1681,12 +1681,12 @@ export interface operations {
         prefix?: string;
         /** @description Most keys in the answer, 1 to 100; default 100 */
         limit?: string;
-        /** @description The `nextCursor` of the previous page, as it was answered (opaque) */
+        /** @description The `nextCursor` of the previous page of the same bucket and prefix, as it was answered (opaque); any other value is a billed `400` */
         cursor?: string;
       };
       header?: never;
       path: {
-        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or "..", not starting with "reserved-", not ending with "---" */
         bucket: string;
       };
       cookie?: never;
@@ -1848,9 +1848,9 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or "..", not starting with "reserved-", not ending with "---" */
         bucket: string;
-        /** @description 1 to 30 characters, no control characters and no "/" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or ".." */
         key: string;
       };
       cookie?: never;
@@ -2029,9 +2029,9 @@ export interface operations {
         "idempotency-key"?: string;
       };
       path: {
-        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or "..", not starting with "reserved-", not ending with "---" */
         bucket: string;
-        /** @description 1 to 30 characters, no control characters and no "/" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or ".." */
         key: string;
       };
       cookie?: never;
@@ -2259,9 +2259,9 @@ export interface operations {
         "idempotency-key"?: string;
       };
       path: {
-        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or "..", not starting with "reserved-", not ending with "---" */
         bucket: string;
-        /** @description 1 to 30 characters, no control characters and no "/" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or ".." */
         key: string;
       };
       cookie?: never;
@@ -2472,9 +2472,9 @@ export interface operations {
         "idempotency-key"?: string;
       };
       path: {
-        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or "..", not starting with "reserved-", not ending with "---" */
         bucket: string;
-        /** @description 1 to 30 characters, no control characters and no "/" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or ".." */
         key: string;
       };
       cookie?: never;
@@ -4485,7 +4485,7 @@ export interface operations {
         status?: "pending" | "delivered" | "failed" | "abandoned" | "paused";
         /** @description 1 to 100, default 20 */
         limit?: string;
-        /** @description The nextCursor of the previous page */
+        /** @description The nextCursor of the previous page of this list, as it was answered (opaque); any other value is a billed `400` */
         cursor?: string;
       };
       header?: never;
@@ -5553,26 +5553,28 @@ export interface operations {
       content: {
         "application/json": {
           low_balance_threshold?: number;
-          low_balance_webhook?: {
-            /**
-             * Format: uri
-             * @description An https URL on a public host (resolved again at every delivery), without user name or password. (`http://` and private hosts only where the operator set UNSAFE_ALLOW_PRIVATE_WEBHOOKS)
-             * @example https://hooks.example.com/inbound
-             */
-            url: string;
-            /** @description At most 20 headers sent with every delivery; not the ones the service sets (host, content-type, content-length, transfer-encoding, connection, user-agent, webhook-id, webhook-timestamp, webhook-signature); values of tab, visible ASCII, space and Latin-1 */
-            headers?: {
-              [key: string]: string;
-            };
-            /** @enum {string} */
-            format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
-            /** @description Only with format "custom", and required with it: a JSON object whose strings may hold placeholders */
-            template?: unknown;
-            /** @description At most 10 format options (e.g. a chat id) */
-            options?: {
-              [key: string]: string;
-            };
-          } | null;
+          low_balance_webhook?:
+            | ({
+              /**
+               * Format: uri
+               * @description An https URL on a public host (resolved again at every delivery), without user name or password. (`http://` and private hosts only where the operator set UNSAFE_ALLOW_PRIVATE_WEBHOOKS)
+               * @example https://hooks.example.com/inbound
+               */
+              url: string;
+              /** @description At most 20 headers sent with every delivery; not the ones the service sets (host, content-type, content-length, transfer-encoding, connection, user-agent, webhook-id, webhook-timestamp, webhook-signature); values of tab, visible ASCII, space and Latin-1 */
+              headers?: {
+                [key: string]: string;
+              };
+              /** @enum {string} */
+              format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
+              /** @description Only with format "custom", and required with it: a JSON object whose strings may hold placeholders */
+              template?: unknown;
+              /** @description At most 10 format options (e.g. a chat id) */
+              options?: {
+                [key: string]: string;
+              };
+            } & (unknown & unknown & unknown))
+            | null;
           low_balance_email?: string | null;
           /** @description Ignored: an address is confirmed only from the link mailed to it */
           low_balance_email_confirmed?: boolean;
