@@ -167,6 +167,9 @@ Deno.test("a body a route needs is required, and a 401 documents its WWW-Authent
       }
       // Only a KV value may be empty, so sent without a body.
       assert.deepEqual(optional, ["post /kv/{bucket}/{key}"]);
+      // A batch to POST /mcp is answered an array, and the document says so.
+      const mcpAnswer = doc.paths["/mcp"].post.responses["200"].content["application/json"].schema;
+      assert.ok(mcpAnswer.anyOf?.some((choice: any) => choice.type === "array"), JSON.stringify(mcpAnswer));
     } finally {
       await svc.close();
     }

@@ -6461,7 +6461,9 @@ export interface operations {
         content: {
           "application/json": {
             [key: string]: unknown;
-          };
+          } | {
+            [key: string]: unknown;
+          }[];
         };
       };
       /** @description Notifications and responses only: accepted, no body */
