@@ -18,8 +18,18 @@ function sample(schema: any, components: any): unknown {
   if (schema.examples?.length) return schema.examples[0];
   if (schema.const !== undefined) return schema.const;
   if (schema.enum) return schema.enum[0];
-  for (const choice of ["anyOf", "oneOf"]) if (schema[choice]) return sample(schema[choice][0], components);
-  if (schema.allOf) return Object.assign({}, ...schema.allOf.map((part: any) => sample(part, components)));
+  // An object with its own properties is sampled from them: its combinators then only state rules
+  // across fields (a webhook's mailbox or schedule), which the smallest object keeps.
+  const own = schema.properties !== undefined;
+  for (const choice of ["anyOf", "oneOf"]) {
+    if (schema[choice] && !own) return sample(schema[choice][0], components);
+  }
+  if (schema.allOf && !own) {
+    return Object.assign(
+      {},
+      ...schema.allOf.map((part: any) => sample(part, components)),
+    );
+  }
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
   if (type === "object") {
     const properties = Object.entries(schema.properties ?? {}) as [string, any][];

@@ -147,6 +147,35 @@ Deno.test("shared rules are documented from their one definition: security and w
   }
 });
 
+Deno.test("a body a route needs is required, and a 401 documents its WWW-Authenticate", async () => {
+  // Twice in one process: the declared routes are shared, and the second app must document the same.
+  for (let round = 0; round < 2; round++) {
+    const svc = await inProcessService();
+    try {
+      const doc = JSON.parse((await svc.request("GET", "/openapi.json")).text);
+      const optional: string[] = [];
+      for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+        for (const [method, operation] of Object.entries(item)) {
+          if (operation.requestBody && operation.requestBody.required !== true) {
+            optional.push(`${method} ${path}`);
+          }
+          const unauthorized = operation.responses["401"];
+          if (unauthorized) {
+            assert.ok(unauthorized.headers?.["WWW-Authenticate"]?.required, `${method} ${path}`);
+          }
+        }
+      }
+      // Only a KV value may be empty, so sent without a body.
+      assert.deepEqual(optional, ["post /kv/{bucket}/{key}"]);
+      // A batch to POST /mcp is answered an array, and the document says so.
+      const mcpAnswer = doc.paths["/mcp"].post.responses["200"].content["application/json"].schema;
+      assert.ok(mcpAnswer.anyOf?.some((choice: any) => choice.type === "array"), JSON.stringify(mcpAnswer));
+    } finally {
+      await svc.close();
+    }
+  }
+});
+
 /** Public routes: everything else needs X-Token (and /mcp also takes a bearer token). */
 const PUBLIC = new Set([
   "post /token",

@@ -25,9 +25,18 @@ export function fieldPath(steps: readonly (PathStep | symbol)[], prefix?: string
   return [...(prefix ? [prefix] : []), ...shown].join(".");
 }
 
+/**
+ * A refinement's issue whose message is a whole phrase after "Invalid " (`template: required for
+ * format "custom"`), the field named in it: shown below the path the refinement sits at.
+ */
+export const WHOLE_PHRASE = { wholePhrase: true } as const;
+
 export function issuePhrase(error: z.ZodError, prefix?: string): string {
   const issue = error.issues[0];
   const path = fieldPath(issue.path, prefix);
+  if (issue.code === "custom" && issue.params?.wholePhrase === true) {
+    return `Invalid ${path ? `${path}.` : ""}${issue.message}`;
+  }
   if (issue.code === "unrecognized_keys") {
     const where = path ? ` in ${path}` : "";
     const names = issue.keys.slice(0, MAX_LISTED_NAMES).map(shownName);

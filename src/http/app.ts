@@ -17,7 +17,7 @@ import { strictPath } from "./strict_path.ts";
 import { InputRefused } from "./input_refused.ts";
 import { answerRefused } from "./answer_refused.ts";
 import { unavailableResponse } from "./unavailable.ts";
-import { registerSharedComponents } from "./openapi.ts";
+import { registerSharedComponents, withRequiredBodies } from "./openapi.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { kvRoutes } from "./routes/kv.ts";
@@ -74,7 +74,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   for (const install of extraRoutes) install(app);
 
   registerSharedComponents(app);
-  app.doc31("/openapi.json", {
+  const documentConfig = {
     openapi: "3.1.0",
     info: {
       title: "Credit-metered utility API",
@@ -82,7 +82,8 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
       description: "Key-value store, wallet tokens with credits, and webhooks. Authenticate with X-Token.",
     },
     servers: [{ url: services.config.publicUrl, description: "This service (PUBLIC_URL)" }],
-  });
+  };
+  app.get("/openapi.json", (c) => c.json(withRequiredBodies(app.getOpenAPI31Document(documentConfig))));
 
   app.notFound(methodNotAllowed(app.routes));
   app.onError((error, c) => {

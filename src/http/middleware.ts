@@ -36,7 +36,16 @@ export function requestEnvelope(
     if (held) await held;
     if (options.logRequests) logRequestOf(c);
     for (const [name, value] of Object.entries(requestIdHeaders(ids))) c.res.headers.set(name, value);
+    if (c.res.status === 401) c.res.headers.set("www-authenticate", challengeOf(new URL(c.req.url).pathname));
   };
+}
+
+/** The 401 challenge (RFC 9110 section 11.6.1): the X-Token header, and Bearer where POST /mcp takes it. */
+export const TOKEN_CHALLENGE = 'Token header="X-Token"';
+export const MCP_CHALLENGE = `${TOKEN_CHALLENGE}, Bearer`;
+
+function challengeOf(path: string): string {
+  return path === "/mcp" ? MCP_CHALLENGE : TOKEN_CHALLENGE;
 }
 
 /** One structured line per request; never the token, never a body. */

@@ -72,14 +72,22 @@ export function nodeRequest(
   return new NodeRequest(req, maxBodyBytes, beforeBodyRead) as unknown as Request;
 }
 
+/** A path segment that URL parsing would take as a step: `.` or `..`, escaped or not. */
+const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i;
+
 function urlOf(req: IncomingMessage): string {
   const target = req.url ?? "/";
+  let url: URL;
   try {
-    return new URL(target, `http://${req.headers.host ?? "localhost"}`).href;
+    url = new URL(target, `http://${req.headers.host ?? "localhost"}`);
   } catch {
     // A Host header that is no host name: the path is what the app routes on.
-    return new URL(target.startsWith("/") ? target : "/", "http://localhost").href;
+    url = new URL(target.startsWith("/") ? target : "/", "http://localhost");
   }
+  // `/kv/%2E/k` would become `/kv/k`, another resource: the path is kept as sent, so the route sees
+  // the name `.` and refuses it as MCP does (kv/schemas.ts), instead of answering for another one.
+  const path = target.split(/[?#]/, 1)[0];
+  return target.startsWith("/") && DOT_SEGMENT.test(path) ? url.origin + target : url.href;
 }
 
 /** The body as a web stream that pulls from the socket only when read, and fails past the cap. */

@@ -4,7 +4,7 @@
 // and X-Cost once billed.
 import { createRoute, type OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-openapi";
 import type { AppEnv } from "./env.ts";
-import { MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH } from "./middleware.ts";
+import { MAX_TOKEN_LENGTH, MCP_CHALLENGE, MIN_TOKEN_LENGTH, TOKEN_CHALLENGE } from "./middleware.ts";
 import { IDEMPOTENCY_KEY, REPLAYABLE_METHODS } from "./billing.ts";
 import { FREE_CALLS_PER_DAY, FREE_CALLS_PER_MINUTE } from "../../projections/wallets.ts";
 
@@ -61,7 +61,16 @@ export const RETRY_AFTER_HEADER = {
 
 export const ERROR_RESPONSES = {
   400: error("Invalid parameters or request: a phrase naming the field and the rule"),
-  401: error("Missing or invalid X-Token: `Unauthorized`"),
+  401: {
+    ...error("Missing or invalid X-Token: `Unauthorized`"),
+    headers: {
+      "WWW-Authenticate": {
+        description: `The challenge: \`${TOKEN_CHALLENGE}\` (on POST /mcp, \`${MCP_CHALLENGE}\`)`,
+        required: true,
+        schema: { type: "string" as const },
+      },
+    },
+  },
   402: error("Balance below the call's cost: `Insufficient credits`"),
   403: error("A scoped key may not make this call (its scope, its buckets, or a route closed to keys)"),
   405: error("Method not allowed on this path"),
@@ -228,4 +237,21 @@ export function serve<R extends RouteConfig>(
   handler: (c: RouteContext<R>) => Response | Promise<Response>,
 ) {
   app.openapi(route, handler as unknown as RouteHandler<R, AppEnv>);
+}
+
+type Document = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
+
+/**
+ * The document with every request body `required` unless its route says `required: false` (a KV
+ * value may be empty, so sent without a body). Marked in the document, not in the routes: zod-openapi
+ * would validate a required zod body of any content type itself, before the route's own parsing.
+ */
+export function withRequiredBodies(document: Document): Document {
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item ?? {})) {
+      const body = (operation as { requestBody?: { required?: boolean; $ref?: string } })?.requestBody;
+      if (body && body.$ref === undefined && body.required === undefined) body.required = true;
+    }
+  }
+  return document;
 }

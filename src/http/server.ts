@@ -11,6 +11,7 @@ import type { HttpLimits } from "../config.ts";
 export type { HttpLimits };
 import { logError } from "../log.ts";
 import { requestIdHeaders, requestIdsOf } from "./request_id.ts";
+import { InFlight, onClientError } from "./client_errors.ts";
 
 export interface HttpServer {
   port: number;
@@ -86,13 +87,18 @@ export function startHttpServer(
   const sockets = new Set<Socket>();
   const served: FetchHandler = (request, env) =>
     draining.active && isReadiness(request) ? shuttingDown(request) : fetch(request, env);
-  const listener = nodeListener(served, {
+  const inFlight = new InFlight();
+  const answer = nodeListener(served, {
     maxBodyBytes: MAX_REQUEST_BODY_BYTES,
     // While draining, answers close their connection too: a client reconnects, through the
     // balancer to another instance.
     closing: () => closing || draining.active,
     onError: (error) => logError("http request failed", error),
   });
+  const listener: typeof answer = (req, res) => {
+    inFlight.track(req, res);
+    answer(req, res);
+  };
   const server = createServer({
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
@@ -119,7 +125,9 @@ export function startHttpServer(
       gate.release(ip);
     });
   });
-  // Broken requests and timeouts get node:http's own answers (400, 408, 431) and a close.
+  // Broken requests and timeouts get node:http's answers (400, 408, 431) and a close, with the
+  // request ids every answer carries (client_errors.ts).
+  server.on("clientError", onClientError(inFlight));
 
   return new Promise((resolve, reject) => {
     server.once("error", reject);

@@ -16,9 +16,13 @@ const hasControl = (s: string) => /[\u0000-\u001f\u007f]/.test(s);
 
 // The rules below as JSON Schema: lengths count code points there too (RFC 8259 characters).
 const NAME_CHARACTERS = "[^\\u0000-\\u001f\\u007f/]";
-const KEY_PATTERN = `^${NAME_CHARACTERS}+$`;
+/** Not `.` or `..`: in a URL path they are steps, not names, so REST could never reach them. */
+const NOT_DOTS = "(?!\\.\\.?$)";
+const KEY_PATTERN = `^${NOT_DOTS}${NAME_CHARACTERS}+$`;
 /** Also: not `reserved-...`, not `...---`. */
-export const BUCKET_PATTERN = `^(?!reserved-)(?![\\s\\S]*---$)${NAME_CHARACTERS}+$`;
+export const BUCKET_PATTERN = `^${NOT_DOTS}(?!reserved-)(?![\\s\\S]*---$)${NAME_CHARACTERS}+$`;
+/** The phrase of a name that is a path step; REST and MCP refuse it alike. */
+export const DOTS_RULE = 'must not be "." or ".."';
 
 function kvName(field: string, pattern: string) {
   return z.string()
@@ -26,6 +30,7 @@ function kvName(field: string, pattern: string) {
     .refine((s) => hasAtMostCodePoints(s, MAX_NAME_CHARS), `must be 1 to ${MAX_NAME_CHARS} characters`)
     .refine((s) => !hasControl(s), "must not contain control characters")
     .refine((s) => !s.includes("/"), 'must not contain "/"')
+    .refine((s) => s !== "." && s !== "..", DOTS_RULE)
     .openapi({ param: { name: field, in: "path" }, example: field === "bucket" ? "default" : "greeting" })
     .meta({ minLength: 1, maxLength: MAX_NAME_CHARS, pattern });
 }
@@ -34,8 +39,8 @@ const bucket = kvName("bucket", BUCKET_PATTERN)
   .refine((s) => !s.startsWith("reserved-"), 'must not start with "reserved-"')
   .refine((s) => !s.endsWith("---"), 'must not end with "---"')
   .meta({
-    description: `1 to ${MAX_NAME_CHARS} characters, no control characters and no "/"; not starting ` +
-      'with "reserved-", not ending with "---"',
+    description: `1 to ${MAX_NAME_CHARS} characters, no control characters and no "/"; not "." or "..", ` +
+      'not starting with "reserved-", not ending with "---"',
   });
 /** The bucket rule, for schemas that take bucket names elsewhere (a scoped key's `buckets`). */
 export const BUCKET_DOC = { minLength: 1, maxLength: MAX_NAME_CHARS, pattern: BUCKET_PATTERN };
@@ -44,7 +49,9 @@ export const KvBucketPath = z.object({ bucket });
 export const KvPath = z.object({
   bucket,
   key: kvName("key", KEY_PATTERN)
-    .meta({ description: `1 to ${MAX_NAME_CHARS} characters, no control characters and no "/"` }),
+    .meta({
+      description: `1 to ${MAX_NAME_CHARS} characters, no control characters and no "/"; not "." or ".."`,
+    }),
 });
 
 const ttl = integerParam(0, MAX_TTL_SECONDS);
@@ -80,6 +87,7 @@ export const KvListQuery = z.object({
     .refine((s) => hasAtMostCodePoints(s, MAX_NAME_CHARS), `must be at most ${MAX_NAME_CHARS} characters`)
     .refine((s) => !hasControl(s), "must not contain control characters")
     .refine((s) => !s.includes("/"), 'must not contain "/"')
+    .refine((s) => s !== "." && s !== "..", DOTS_RULE)
     .optional()
     .openapi({ description: "Only keys that start with it; default all", example: "user:" })
     .meta({ maxLength: MAX_NAME_CHARS, pattern: `^${NAME_CHARACTERS}*$` }),
@@ -90,7 +98,11 @@ export const KvListQuery = z.object({
   cursor: z.string()
     .max(MAX_CURSOR_CHARS, "must be a nextCursor of a listing of the same bucket and prefix")
     .optional()
-    .openapi({ description: "The `nextCursor` of the previous page, as it was answered (opaque)" }),
+    .openapi({
+      description:
+        "The `nextCursor` of the previous page of the same bucket and prefix, as it was answered " +
+        "(opaque); any other value is a billed `400`",
+    }),
 });
 
 export const KvListAnswer = z.object({

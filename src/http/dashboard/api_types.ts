@@ -974,6 +974,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -1082,7 +1084,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: {
+    requestBody: {
       content: {
         "application/x-www-form-urlencoded": {
           /**
@@ -1239,6 +1241,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -1396,6 +1400,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -1565,6 +1571,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -1673,12 +1681,12 @@ export interface operations {
         prefix?: string;
         /** @description Most keys in the answer, 1 to 100; default 100 */
         limit?: string;
-        /** @description The `nextCursor` of the previous page, as it was answered (opaque) */
+        /** @description The `nextCursor` of the previous page of the same bucket and prefix, as it was answered (opaque); any other value is a billed `400` */
         cursor?: string;
       };
       header?: never;
       path: {
-        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or "..", not starting with "reserved-", not ending with "---" */
         bucket: string;
       };
       cookie?: never;
@@ -1732,6 +1740,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -1838,9 +1848,9 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or "..", not starting with "reserved-", not ending with "---" */
         bucket: string;
-        /** @description 1 to 30 characters, no control characters and no "/" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or ".." */
         key: string;
       };
       cookie?: never;
@@ -1885,6 +1895,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -2017,9 +2029,9 @@ export interface operations {
         "idempotency-key"?: string;
       };
       path: {
-        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or "..", not starting with "reserved-", not ending with "---" */
         bucket: string;
-        /** @description 1 to 30 characters, no control characters and no "/" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or ".." */
         key: string;
       };
       cookie?: never;
@@ -2070,6 +2082,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -2245,9 +2259,9 @@ export interface operations {
         "idempotency-key"?: string;
       };
       path: {
-        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or "..", not starting with "reserved-", not ending with "---" */
         bucket: string;
-        /** @description 1 to 30 characters, no control characters and no "/" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or ".." */
         key: string;
       };
       cookie?: never;
@@ -2294,6 +2308,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -2456,9 +2472,9 @@ export interface operations {
         "idempotency-key"?: string;
       };
       path: {
-        /** @description 1 to 30 characters, no control characters and no "/"; not starting with "reserved-", not ending with "---" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or "..", not starting with "reserved-", not ending with "---" */
         bucket: string;
-        /** @description 1 to 30 characters, no control characters and no "/" */
+        /** @description 1 to 30 characters, no control characters and no "/"; not "." or ".." */
         key: string;
       };
       cookie?: never;
@@ -2505,6 +2521,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -2695,6 +2713,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -2807,7 +2827,7 @@ export interface operations {
       cookie?: never;
     };
     /** @description The configuration */
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": {
           /**
@@ -2822,6 +2842,7 @@ export interface operations {
           };
           /** @enum {string} */
           format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
+          /** @description Only with format "custom", and required with it: a JSON object whose strings may hold placeholders */
           template?: unknown;
           /** @description At most 10 format options (e.g. a chat id) */
           options?: {
@@ -2830,19 +2851,19 @@ export interface operations {
           includeAttachments?: boolean;
           schedule?: {
             /**
-             * @description Five fields: minute hour day-of-month month day-of-week
+             * @description Five fields: minute hour day-of-month month day-of-week. Refused (400) when it is not cron syntax or, relative to the time of the request, never fires again.
              * @example 0 9 * * 1-5
              */
             cron: string;
             /**
-             * @description An IANA time zone
+             * @description An IANA time zone the service knows (refused with 400 otherwise)
              * @example Europe/Paris
              */
             timezone: string;
             active?: boolean;
           };
           webhookId?: string;
-        };
+        } & (unknown | (unknown & unknown & unknown));
       };
     };
     responses: {
@@ -2886,6 +2907,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -3101,6 +3124,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -3280,6 +3305,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -3454,6 +3481,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -3584,7 +3613,7 @@ export interface operations {
       cookie?: never;
     };
     /** @description The whole configuration; the path names the webhook */
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": {
           /**
@@ -3599,6 +3628,7 @@ export interface operations {
           };
           /** @enum {string} */
           format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
+          /** @description Only with format "custom", and required with it: a JSON object whose strings may hold placeholders */
           template?: unknown;
           /** @description At most 10 format options (e.g. a chat id) */
           options?: {
@@ -3607,18 +3637,18 @@ export interface operations {
           includeAttachments?: boolean;
           schedule?: {
             /**
-             * @description Five fields: minute hour day-of-month month day-of-week
+             * @description Five fields: minute hour day-of-month month day-of-week. Refused (400) when it is not cron syntax or, relative to the time of the request, never fires again.
              * @example 0 9 * * 1-5
              */
             cron: string;
             /**
-             * @description An IANA time zone
+             * @description An IANA time zone the service knows (refused with 400 otherwise)
              * @example Europe/Paris
              */
             timezone: string;
             active?: boolean;
           };
-        };
+        } & (unknown | (unknown & unknown & unknown));
       };
     };
     responses: {
@@ -3662,6 +3692,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -3879,6 +3911,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -4019,7 +4053,7 @@ export interface operations {
       cookie?: never;
     };
     /** @description Fields to change: maps replace whole, schedule merges field by field, schedule null makes a mailbox webhook */
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": {
           active?: boolean;
@@ -4034,6 +4068,7 @@ export interface operations {
             [key: string]: string;
           };
           format?: ("slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "") | null;
+          /** @description Only with format "custom", and required with it: a JSON object whose strings may hold placeholders */
           template?: unknown;
           options?: {
             [key: string]: string;
@@ -4041,12 +4076,12 @@ export interface operations {
           includeAttachments?: boolean;
           schedule?: {
             /**
-             * @description Five fields: minute hour day-of-month month day-of-week
+             * @description Five fields: minute hour day-of-month month day-of-week. Refused (400) when it is not cron syntax or, relative to the time of the request, never fires again.
              * @example 0 9 * * 1-5
              */
             cron?: string;
             /**
-             * @description An IANA time zone
+             * @description An IANA time zone the service knows (refused with 400 otherwise)
              * @example Europe/Paris
              */
             timezone?: string;
@@ -4096,6 +4131,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -4313,6 +4350,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -4446,7 +4485,7 @@ export interface operations {
         status?: "pending" | "delivered" | "failed" | "abandoned" | "paused";
         /** @description 1 to 100, default 20 */
         limit?: string;
-        /** @description The nextCursor of the previous page */
+        /** @description The nextCursor of the previous page of this list, as it was answered (opaque); any other value is a billed `400` */
         cursor?: string;
       };
       header?: never;
@@ -4493,6 +4532,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -4658,6 +4699,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -4830,6 +4873,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -4988,7 +5033,7 @@ export interface operations {
       cookie?: never;
     };
     /** @description The window: since, and until (default now) */
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": {
           /** Format: date-time */
@@ -5039,6 +5084,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -5276,7 +5323,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": components["schemas"]["CheckoutEvent"];
       };
@@ -5388,6 +5435,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -5500,29 +5549,32 @@ export interface operations {
       cookie?: never;
     };
     /** @description The whole configuration */
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": {
           low_balance_threshold?: number;
-          low_balance_webhook?: {
-            /**
-             * Format: uri
-             * @description An https URL on a public host (resolved again at every delivery), without user name or password. (`http://` and private hosts only where the operator set UNSAFE_ALLOW_PRIVATE_WEBHOOKS)
-             * @example https://hooks.example.com/inbound
-             */
-            url: string;
-            /** @description At most 20 headers sent with every delivery; not the ones the service sets (host, content-type, content-length, transfer-encoding, connection, user-agent, webhook-id, webhook-timestamp, webhook-signature); values of tab, visible ASCII, space and Latin-1 */
-            headers?: {
-              [key: string]: string;
-            };
-            /** @enum {string} */
-            format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
-            template?: unknown;
-            /** @description At most 10 format options (e.g. a chat id) */
-            options?: {
-              [key: string]: string;
-            };
-          } | null;
+          low_balance_webhook?:
+            | ({
+              /**
+               * Format: uri
+               * @description An https URL on a public host (resolved again at every delivery), without user name or password. (`http://` and private hosts only where the operator set UNSAFE_ALLOW_PRIVATE_WEBHOOKS)
+               * @example https://hooks.example.com/inbound
+               */
+              url: string;
+              /** @description At most 20 headers sent with every delivery; not the ones the service sets (host, content-type, content-length, transfer-encoding, connection, user-agent, webhook-id, webhook-timestamp, webhook-signature); values of tab, visible ASCII, space and Latin-1 */
+              headers?: {
+                [key: string]: string;
+              };
+              /** @enum {string} */
+              format?: "slack" | "discord" | "teams" | "telegram" | "pagerduty" | "custom" | "";
+              /** @description Only with format "custom", and required with it: a JSON object whose strings may hold placeholders */
+              template?: unknown;
+              /** @description At most 10 format options (e.g. a chat id) */
+              options?: {
+                [key: string]: string;
+              };
+            } & (unknown & unknown & unknown))
+            | null;
           low_balance_email?: string | null;
           /** @description Ignored: an address is confirmed only from the link mailed to it */
           low_balance_email_confirmed?: boolean;
@@ -5570,6 +5622,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -5852,6 +5906,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -5964,7 +6020,7 @@ export interface operations {
       cookie?: never;
     };
     /** @description The key's name and rules */
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json": {
           /** @example ci-reader */
@@ -6032,6 +6088,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -6249,6 +6307,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -6383,7 +6443,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: {
+    requestBody: {
       content: {
         "application/json":
           | components["schemas"]["JsonRpcMessage"]
@@ -6401,7 +6461,9 @@ export interface operations {
         content: {
           "application/json": {
             [key: string]: unknown;
-          };
+          } | {
+            [key: string]: unknown;
+          }[];
         };
       };
       /** @description Notifications and responses only: accepted, no body */
@@ -6429,6 +6491,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -6549,6 +6613,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {
@@ -6655,6 +6721,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
           [name: string]: unknown;
         };
         content: {

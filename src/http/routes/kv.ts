@@ -69,7 +69,7 @@ const postKv = billedRoute({
     params: KvPath,
     headers: KvConditionHeaders,
     query: KvWriteQuery,
-    body: { content: { "text/plain": { schema: KvValue } } },
+    body: { required: false, content: { "text/plain": { schema: KvValue } } },
   },
   responses: {
     ...BODY_REFUSED,

@@ -70,7 +70,11 @@ const mcpRoute = billedRoute({
   responses: {
     200: {
       description: "The JSON-RPC response (an array for a batch)",
-      content: { "application/json": { schema: z.record(z.string(), z.unknown()) } },
+      content: {
+        "application/json": {
+          schema: z.union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))]),
+        },
+      },
     },
     202: { description: "Notifications and responses only: accepted, no body" },
     400: jsonRpcErrorDoc("Not JSON, not JSON-RPC, or not UTF-8: a JSON-RPC error"),

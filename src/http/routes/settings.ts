@@ -18,20 +18,30 @@ import {
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
 import { Format, HeaderMap, OptionMap, Template, Url } from "../../webhooks/config/input.ts";
-import { checkMailbox } from "../../webhooks/config/rules.ts";
+import { MAILBOX_RULES, MAILBOX_RULES_SCHEMA, mailboxProblem } from "../../webhooks/config/mailbox_rules.ts";
+import { WHOLE_PHRASE } from "../../calls/parsed.ts";
 import { checkWebhookUrl } from "../../webhooks/url_safety.ts";
 import { newWebhookSecret } from "../../webhooks/signature.ts";
-import type { EmailFormat } from "../../webhooks/payloads.ts";
 import { newDeliveryId, newMessageId } from "../../webhooks/outbox.ts";
 import { randomId } from "../../ids.ts";
 
+/** The alert webhook: a mailbox webhook's format rules (mailbox_rules.ts) hold for it too. */
 export const LowBalanceWebhookInput = zod.strictObject({
   url: Url,
   headers: HeaderMap.optional(),
   format: Format.optional(),
   template: Template.optional(),
   options: OptionMap.optional(),
-});
+}).superRefine((webhook, ctx) => {
+  const problem = mailboxProblem({
+    format: webhook.format || undefined,
+    template: webhook.template,
+    options: webhook.options ?? {},
+  });
+  if (problem) {
+    ctx.addIssue({ code: "custom", message: problem.replace(/^Invalid /, ""), params: WHOLE_PHRASE });
+  }
+}).meta({ description: MAILBOX_RULES, allOf: MAILBOX_RULES_SCHEMA });
 
 /** PUT replaces the whole configuration: what is not sent is cleared. */
 export const SettingsInput = zod.strictObject({
@@ -95,20 +105,13 @@ const putSettings = billedRoute({
   },
 });
 
-/** The rules past the schema: a safe URL and what the format needs. */
+/** The rule past the schema, which depends on the operator's setting: a safe URL. */
 function checkWebhook(
   webhook: zod.infer<typeof LowBalanceWebhookInput>,
   allowPrivate: boolean,
 ): string | null {
   const urlProblem = checkWebhookUrl(webhook.url, { allowPrivate });
-  if (urlProblem) return urlProblem.replace("Invalid url", "Invalid low_balance_webhook.url");
-  const problem = checkMailbox({
-    ...(webhook.format ? { format: webhook.format as EmailFormat } : {}),
-    ...(webhook.template !== undefined ? { template: webhook.template as Record<string, unknown> } : {}),
-    options: webhook.options ?? {},
-    includeAttachments: false,
-  });
-  return problem?.replace(/^Invalid /, "Invalid low_balance_webhook.") ?? null;
+  return urlProblem?.replace("Invalid url", "Invalid low_balance_webhook.url") ?? null;
 }
 
 function webhookOf(input: zod.infer<typeof LowBalanceWebhookInput>): LowBalanceWebhook {

@@ -8,6 +8,8 @@ import { HEADER_NAME, HEADER_VALUE, RESERVED_HEADERS } from "../headers.ts";
 import { hasAtMostCodePoints } from "../../code_points.ts";
 import { IANA_NAME, MAX_CRON_LENGTH, MAX_TIMEZONE_LENGTH } from "../../schedules/cron.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../url_safety.ts";
+import { MAILBOX_RULES, MAILBOX_RULES_SCHEMA, mailboxProblem } from "./mailbox_rules.ts";
+import { WHOLE_PHRASE } from "../../calls/parsed.ts";
 
 export const MAX_WEBHOOKS_PER_WALLET = 100;
 export const MAX_HEADERS = 20;
@@ -116,19 +118,23 @@ export const OptionMap = z.record(
 
 const FORMAT_RULE = `must be one of ${EMAIL_FORMATS.join(", ")}`;
 export const Format = z.enum([...EMAIL_FORMATS, ""], { error: FORMAT_RULE });
-// The template's own rules (size, depth, placeholders) are checked by validateTemplate.
-export const Template = z.unknown();
+// The template's own rules (size, depth, placeholders) are the body's (mailbox_rules.ts).
+export const Template = z.unknown().meta({
+  description:
+    'Only with format "custom", and required with it: a JSON object whose strings may hold placeholders',
+});
 const IncludeAttachments = z.boolean(expected("true or false"));
 
 const Cron = z.string(expected("a string")).meta({
   maxLength: MAX_CRON_LENGTH,
-  description: "Five fields: minute hour day-of-month month day-of-week",
+  description: "Five fields: minute hour day-of-month month day-of-week. Refused (400) when it is not " +
+    "cron syntax or, relative to the time of the request, never fires again.",
   example: "0 9 * * 1-5",
 });
 const Timezone = z.string(expected("a string")).meta({
   maxLength: MAX_TIMEZONE_LENGTH,
   pattern: IANA_NAME.source,
-  description: "An IANA time zone",
+  description: "An IANA time zone the service knows (refused with 400 otherwise)",
   example: "Europe/Paris",
 });
 
@@ -158,14 +164,61 @@ const settingsFields = {
   schedule: Schedule.optional(),
 };
 
+/** The fields only a mailbox webhook has; with `schedule` they are refused. */
+export const MAILBOX_FIELDS = ["format", "template", "options", "includeAttachments"] as const;
+
+/** The first mailbox-only field present in `input`, if any. */
+export function mailboxFieldIn(input: Record<string, unknown>): string | undefined {
+  return MAILBOX_FIELDS.find((field) => input[field] !== undefined);
+}
+
+const notWithSchedule = (field: string) => `${field}: not allowed with schedule`;
+
+/** A body's rules across fields: a scheduled webhook has no mailbox fields; a format's needs. */
+function settingsRules(input: z.infer<typeof SettingsBody>, ctx: z.RefinementCtx): void {
+  const field = input.schedule ? mailboxFieldIn(input) : undefined;
+  const problem = field ? `Invalid ${notWithSchedule(field)}` : input.schedule ? null : mailboxProblem({
+    format: input.format || undefined,
+    template: input.template,
+    options: input.options ?? {},
+  });
+  if (problem) {
+    ctx.addIssue({ code: "custom", message: problem.replace(/^Invalid /, ""), params: WHOLE_PHRASE });
+  }
+}
+
+/** The same rules as JSON Schema: a schedule excludes the mailbox fields, else a format's needs apply. */
+const SETTINGS_RULES_SCHEMA = {
+  oneOf: [
+    {
+      title: "Scheduled",
+      required: ["schedule"],
+      not: { anyOf: MAILBOX_FIELDS.map((field) => ({ required: [field] })) },
+    },
+    { title: "Mailbox", not: { required: ["schedule"] }, allOf: MAILBOX_RULES_SCHEMA },
+  ],
+};
+
+const SETTINGS_RULES = "A scheduled webhook (`schedule`) has none of the mailbox fields " +
+  `(${MAILBOX_FIELDS.join(", ")}); a mailbox webhook: ${MAILBOX_RULES} The url must also be safe to call ` +
+  "(a public host, checked at the request and at every delivery).";
+
+const SettingsBody = z.strictObject(settingsFields, expected("a JSON object"));
+
 /** POST /webhook. */
 export const CreateWebhookInput = z.strictObject({
   ...settingsFields,
   webhookId: WebhookId.optional(),
-}, expected("a JSON object"));
+}, expected("a JSON object")).superRefine(settingsRules).meta({
+  description: SETTINGS_RULES,
+  ...SETTINGS_RULES_SCHEMA,
+});
 
 /** PUT /webhook/<id>: the whole configuration; the path names the webhook. */
-export const ReplaceWebhookInput = z.strictObject(settingsFields, expected("a JSON object"));
+export const ReplaceWebhookInput = SettingsBody.superRefine(settingsRules).meta({
+  description: SETTINGS_RULES,
+  ...SETTINGS_RULES_SCHEMA,
+});
 
 /**
  * PATCH /webhook/<id>: only the fields sent; `null` clears a mailbox field or the schedule. `active`
@@ -187,16 +240,20 @@ export const PatchWebhookInput = z.strictObject({
     timezone: Timezone.optional(),
     active: z.boolean(expected("true or false")).optional(),
   }, expected("an object or null")).nullable().optional(),
-}, expected("a JSON object"));
+}, expected("a JSON object")).superRefine((patch, ctx) => {
+  const field = patch.schedule ? mailboxFieldIn(patch) : undefined;
+  if (field) ctx.addIssue({ code: "custom", message: notWithSchedule(field), params: WHOLE_PHRASE });
+}).meta({
+  description: "A `schedule` object excludes the mailbox fields in the same body. The configuration the " +
+    "patch leaves keeps the rules of a whole one (see POST /webhook): a webhook that stays scheduled " +
+    "takes no mailbox field, a schedule needs cron and timezone once merged, and " + MAILBOX_RULES,
+  not: {
+    required: ["schedule"],
+    properties: { schedule: { type: "object" } },
+    anyOf: MAILBOX_FIELDS.map((field) => ({ required: [field] })),
+  },
+});
 
 export type CreateWebhookInput = z.infer<typeof CreateWebhookInput>;
 export type ReplaceWebhookInput = z.infer<typeof ReplaceWebhookInput>;
 export type PatchWebhookInput = z.infer<typeof PatchWebhookInput>;
-
-/** The fields only a mailbox webhook has; with `schedule` they are refused. */
-export const MAILBOX_FIELDS = ["format", "template", "options", "includeAttachments"] as const;
-
-/** The first mailbox-only field present in `input`, if any. */
-export function mailboxFieldIn(input: Record<string, unknown>): string | undefined {
-  return MAILBOX_FIELDS.find((field) => input[field] !== undefined);
-}

@@ -74,7 +74,11 @@ export const DeliveriesQuery = z.object({
     example: "20",
   }),
   cursor: z.string().max(512, "must be a nextCursor of this list").optional()
-    .openapi({ description: "The nextCursor of the previous page" }),
+    .openapi({
+      description:
+        "The nextCursor of the previous page of this list, as it was answered (opaque); any other " +
+        "value is a billed `400`",
+    }),
 });
 
 export const DeliveryParams = z.object({
