@@ -130,11 +130,11 @@ Deno.test({
       await service.process.start();
       const url = service.process.url;
       const token = await newWallet(url);
-      await billedWrites(url, [token], 3, "before");
+      await billedWrites(url, { tokens: [token], calls: 3, tag: "before" });
       writer = (async () => {
         let n = 0;
         while (writing) {
-          await billedWrites(url, [token], 1, `during-${n++}`);
+          await billedWrites(url, { tokens: [token], calls: 1, tag: `during-${n++}` });
           await new Promise((resolve) => setTimeout(resolve, 300));
         }
         return n;

@@ -72,14 +72,18 @@ export async function runOwnSourceDrill(
     const baseUrl = service.process.url;
     const tokens: string[] = [];
     for (let i = 0; i < SERVICE_WALLETS; i++) tokens.push(await newWallet(baseUrl));
-    const beforeDiff = await billedWrites(baseUrl, tokens, WRITES_PER_WALLET, "a");
+    const beforeDiff = await billedWrites(baseUrl, { tokens, calls: WRITES_PER_WALLET, tag: "a" });
     await step("differential backup", () => repo.command(["--type=diff", "backup"]));
-    const afterDiff = await billedWrites(baseUrl, tokens, WRITES_PER_WALLET, "b");
+    const afterDiff = await billedWrites(baseUrl, { tokens, calls: WRITES_PER_WALLET, tag: "b" });
     const atPoint = await readLedgerState(sql);
     const [point] = await sql`select pg_create_restore_point(${RESTORE_POINT})::text as lsn, now() as at`;
     say(`restore point "${RESTORE_POINT}" at ${point.lsn} (${new Date(point.at).toISOString()})`);
     const late = await newWallet(baseUrl);
-    const afterPoint = await billedWrites(baseUrl, [...tokens, late], WRITES_PER_WALLET, "c");
+    const afterPoint = await billedWrites(baseUrl, {
+      tokens: [...tokens, late],
+      calls: WRITES_PER_WALLET,
+      tag: "c",
+    });
     const atEnd = await readLedgerState(sql);
     await service.process.stop();
     const segmentArchivedSeconds = await step(

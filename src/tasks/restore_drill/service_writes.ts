@@ -47,7 +47,10 @@ export async function newWallet(baseUrl: string): Promise<string> {
  * `calls` billed KV writes per wallet, one wallet after another; each must be acknowledged (200),
  * since the drill compares restored wallets against what was acknowledged. The number written.
  */
-export async function billedWrites(baseUrl: string, tokens: string[], calls: number, tag: string) {
+export async function billedWrites(
+  baseUrl: string,
+  { tokens, calls, tag }: { tokens: string[]; calls: number; tag: string },
+) {
   let written = 0;
   for (const [client, token] of tokens.entries()) {
     for (let n = 0; n < calls; n++) {
