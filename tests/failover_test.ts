@@ -11,12 +11,18 @@ import { createStandbyPair, psql, type StandbyPair } from "./helpers/standby_pai
 import { type Answer, startLoad } from "../src/tasks/chaos/load.ts";
 import { verifyLoad } from "../src/tasks/chaos/verify.ts";
 import { fundedWallets } from "../src/tasks/chaos/wallets.ts";
+import { NO_SYNC_STANDBY } from "../src/db/standby_watch.ts";
 
 const CLIENTS = 8;
 const DATABASE = "failover";
 /** How long only the read-only standby is up before it is promoted. */
 const STANDBY_ONLY_MS = 3_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function readyzText(url: string): Promise<string> {
+  const res = await fetch(`${url}/readyz`);
+  return `${res.status} ${await res.text()}`;
+}
 
 function describe(answers: Answer[]): string {
   return answers.slice(0, 5).map((a) => `${a.kind} ${a.status} ${a.phrase.slice(0, 120)}`).join("; ");
@@ -56,6 +62,7 @@ Deno.test({
       throw error;
     });
     try {
+      assert.equal(await readyzText(service.url), "200 OK", "A synchronous standby: no detail");
       const wallets = await fundedWallets(service.url, CLIENTS, TEST_PAYMENT_SECRET);
       const load = startLoad({ baseUrl: service.url, tokens: wallets.tokens, callTimeoutMs: 10_000 });
       await sleep(1_500);
@@ -92,6 +99,9 @@ Deno.test({
         "The service wrote to the promoted node",
       );
       assert.doesNotMatch(service.output(), /Uncaught|TypeError/);
+      // The promoted node has no standby of its own: commits are on one machine, and /readyz says so.
+      assert.equal(await readyzText(service.url), `200 OK (${NO_SYNC_STANDBY})`);
+      assert.match(service.output(), /"level":"warn","message":"database: no synchronous standby/);
 
       const audit = await runTask(service, "audit");
       assert.equal(audit.code, 0, audit.stdout + audit.stderr);
