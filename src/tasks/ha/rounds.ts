@@ -173,21 +173,45 @@ async function auditAndReplay(env: Record<string, string>, traffic: Traffic) {
   }
 }
 
-function outage(
+/**
+ * Seconds without service: the longest stretch from an answer other than 200 to the next write
+ * served (each stretch from its first failure; one never ended counts to the last answer), and
+ * from the fault to the first write served after the last failure.
+ */
+export function outage(
   answers: Answer[],
   faultAt: number,
 ): { secondsWithoutService: number; secondsToWrites: number } {
   const after = answers.filter((a) => a.at >= faultAt).sort((a, b) => a.at - b.at);
-  const firstFailure = after.find((a) => a.status !== 200);
   const seconds = (ms: number) => Math.round(ms / 100) / 10;
-  const firstServedAfter = (since: number) =>
-    after.find((a) => a.kind === "write" && a.status === 200 && a.at >= since);
-  const lastFailure = after.filter((a) => a.status !== 200).at(-1);
-  const resumed = lastFailure ? firstServedAfter(lastFailure.at) : undefined;
+  let longest = 0;
+  let failingSince: number | undefined;
+  let lastServed: number | undefined;
+  for (const a of after) {
+    if (a.status !== 200) {
+      failingSince ??= a.at;
+    } else if (a.kind === "write") {
+      if (failingSince !== undefined) longest = Math.max(longest, a.at + a.ms - failingSince);
+      failingSince = undefined;
+      lastServed = a.at + a.ms;
+    }
+  }
+  if (failingSince !== undefined) {
+    longest = Math.max(longest, Math.max(...after.map((a) => a.at + a.ms)) - failingSince);
+  }
+  const anyFailure = after.some((a) => a.status !== 200);
   return {
-    secondsWithoutService: firstFailure && resumed ? seconds(resumed.at + resumed.ms - firstFailure.at) : 0,
-    secondsToWrites: resumed ? seconds(resumed.at + resumed.ms - faultAt) : 0,
+    secondsWithoutService: seconds(longest),
+    secondsToWrites: anyFailure && failingSince === undefined && lastServed !== undefined
+      ? seconds(firstServedAfterLastFailure(after) - faultAt)
+      : 0,
   };
+}
+
+function firstServedAfterLastFailure(after: Answer[]): number {
+  const lastFailure = after.filter((a) => a.status !== 200).at(-1)!;
+  const served = after.find((a) => a.kind === "write" && a.status === 200 && a.at >= lastFailure.at)!;
+  return served.at + served.ms;
 }
 
 async function writesServedAfter(answers: Answer[], since: number, withinMs: number) {
