@@ -38,11 +38,56 @@ const recoverInterval = z.coerce.number().int("must be whole milliseconds").min(
 const connections = z.coerce.number().int("must be an integer").min(1, "must be at least 1")
   .max(1_000_000, "must be at most 1000000");
 
+/** What the driver accepts as `target_session_attrs` (libpq's values but "any", its default). */
+const SESSION_ATTRS = ["read-write", "read-only", "primary", "standby", "prefer-standby"];
+
+/**
+ * Why `url` is no Postgres URL the driver can open, or undefined when it is one. One host or several
+ * (`postgres://u@h1:5432,h2:5433/db?target_session_attrs=read-write`, as libpq takes them): the
+ * WHATWG URL parser refuses a comma list of hosts, so each host:port is checked on its own and the
+ * rest of the URL with the first host in their place.
+ */
+export function postgresUrlProblem(url: string): string | undefined {
+  const scheme = /^(postgres(?:ql)?):\/\//.exec(url);
+  if (!scheme) return "must be a postgres:// or postgresql:// URL";
+  const rest = url.slice(scheme[0].length);
+  const authority = rest.split(/[/?#]/)[0];
+  const hostList = authority.slice(authority.lastIndexOf("@") + 1);
+  const hosts = hostList.split(",");
+  for (const host of hosts) {
+    // The driver splits each of several hosts at ":", which an IPv6 literal does not survive.
+    if (hosts.length > 1 && host.startsWith("[")) {
+      return `host "${host}": use a name for an IPv6 host in a list`;
+    }
+    const match = /^(\[[0-9a-f:.]+\]|[^:\[\]@\s]+)(?::(\d{1,5}))?$/i.exec(host);
+    if (!match) return `host "${host}" must be host or host:port`;
+    if (match[2] !== undefined && (Number(match[2]) < 1 || Number(match[2]) > 65535)) {
+      return `port of "${host}" must be 1 to 65535`;
+    }
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url.replace(hostList, hosts[0]));
+  } catch {
+    return "Invalid URL";
+  }
+  const attrs = parsed.searchParams.get("target_session_attrs");
+  if (attrs !== null && !SESSION_ATTRS.includes(attrs)) {
+    return `target_session_attrs must be one of ${SESSION_ATTRS.join(", ")} (got "${attrs}")`;
+  }
+  return undefined;
+}
+
+const postgresUrl = z.string().superRefine((url, context) => {
+  const problem = postgresUrlProblem(url);
+  if (problem) context.addIssue({ code: "custom", message: problem });
+});
+
 const ConfigSchema = z.object({
   PORT: port.default(8787),
   HOSTNAME: z.string().min(1).default("0.0.0.0"),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
-  DATABASE_DIRECT_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_URL: postgresUrl.optional(),
+  DATABASE_DIRECT_URL: postgresUrl.optional(),
   DATABASE_POOLER: z.enum(["none", "transaction"], {
     error: (issue) => `must be none or transaction (got "${issue.input}")`,
   }).default("none"),

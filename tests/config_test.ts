@@ -84,3 +84,26 @@ Deno.test("the pooler settings need DATABASE_URL and name a known mode", () => {
   assert.ok("error" in embedded);
   assert.match(embedded.error, /^Invalid DATABASE_POOLER: .*need DATABASE_URL/m);
 });
+
+Deno.test("DATABASE_URL takes several hosts, as libpq does, and names what is wrong in one", () => {
+  const url = "postgres://svc@10.0.0.1:5432,db-b:5433,localhost/credits?target_session_attrs=read-write";
+  const config = parseConfig({ DATABASE_URL: url, DATABASE_DIRECT_URL: url });
+  assert.ok(!("error" in config), JSON.stringify(config));
+  assert.equal(config.databaseUrl, url);
+  assert.ok(!("error" in parseConfig({ DATABASE_URL: "postgresql://u:p%40ss@h/db" })));
+  assert.ok(!("error" in parseConfig({ DATABASE_URL: "postgres://u@[::1]:5432/db" })));
+  const cases: [string, RegExp][] = [
+    ["mysql://u@h1,h2/db", /must be a postgres:\/\/ or postgresql:\/\/ URL/],
+    ["postgres://u@h1:5432,/db", /host "" must be host or host:port/],
+    ["postgres://u@h1:5432,h2:99999/db", /port of "h2:99999" must be 1 to 65535/],
+    ["postgres://u@h1:5432,h2:x/db", /host "h2:x" must be host or host:port/],
+    ["postgres://u@h1,[::1]:5432/db", /use a name for an IPv6 host in a list/],
+    ["postgres://u@h1,h2/db?target_session_attrs=writable", /target_session_attrs must be one of/],
+  ];
+  for (const [bad, message] of cases) {
+    const refused = parseConfig({ DATABASE_URL: bad });
+    assert.ok("error" in refused, bad);
+    assert.match(refused.error, /^Invalid DATABASE_URL: /m, bad);
+    assert.match(refused.error, message, bad);
+  }
+});

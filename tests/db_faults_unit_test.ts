@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { asDatabaseFault, DatabaseUnavailableError, isDatabaseUnavailable } from "../src/db/faults.ts";
 import { expireAfter, withDeadline } from "../src/db/deadline.ts";
-import { openDatabase } from "../src/db/connect.ts";
+import { openDatabase, sessionAttrs } from "../src/db/connect.ts";
 import { createBackoff, MAX_BACKOFF_MS } from "../src/backoff.ts";
 import { startPeriodic } from "../src/periodic.ts";
 import { freePort } from "./helpers/service.ts";
@@ -49,7 +49,7 @@ Deno.test("faults of the connection and of a server going away are unavailabilit
   ) {
     assert.ok(isDatabaseUnavailable(coded(code)), code);
   }
-  for (const state of ["57P01", "57P02", "57P03", "53300", "08006", "08001", "08P01"]) {
+  for (const state of ["57P01", "57P02", "57P03", "53300", "08006", "08001", "08P01", "25006"]) {
     assert.ok(isDatabaseUnavailable(postgresError(state)), state);
   }
   assert.ok(
@@ -146,4 +146,13 @@ Deno.test("a periodic job failed by an outage is tried again soon, not an interv
     assert.ok(runs[2] < 5_000, "Well before the 60 s interval");
     assert.equal(lines.filter((line) => line.includes("test sweep: database unavailable")).length, 1);
   });
+});
+
+Deno.test("target_session_attrs=read-write opens only a primary: the driver's hot-standby test", () => {
+  assert.deepEqual(
+    sessionAttrs("postgres://u@h1:1,h2:2/db?sslmode=disable&target_session_attrs=read-write"),
+    { target_session_attrs: "primary" },
+  );
+  assert.deepEqual(sessionAttrs("postgres://u@h1:1,h2:2/db?target_session_attrs=prefer-standby"), {});
+  assert.deepEqual(sessionAttrs("postgres://u@h1:1/db"), {});
 });

@@ -76,6 +76,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   const connectTimeout = (options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) / 1000;
   const open = (url: string, max: number, pooled: boolean, idleSeconds?: number) =>
     postgres(url, {
+      ...sessionAttrs(url),
       max,
       types,
       prepare: !pooled,
@@ -98,6 +99,23 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
       await Promise.all([sql.end({ timeout: 5 }), direct.end({ timeout: 5 })]);
     },
   };
+}
+
+/**
+ * The driver's `target_session_attrs`, for a URL that names one. libpq's `read-write` refuses a
+ * server in hot standby or with default_transaction_read_only on; the driver's checks only the
+ * latter, which a standby reports `off`, so a connection opened while only the standby is up
+ * stayed on it and every write failed there (25006). `primary` is the driver's test of hot standby
+ * (in_hot_standby, which the server also reports when it is promoted); a primary set read-only by
+ * default is still refused call by call, as 25006, which faults.ts counts as unavailability.
+ * Exported for the unit test.
+ */
+export function sessionAttrs(url: string): { target_session_attrs?: "primary" } {
+  const query = url.indexOf("?");
+  if (query < 0) return {};
+  const attrs = new URLSearchParams(url.slice(query + 1).split("#")[0]).get("target_session_attrs");
+  if (attrs === "read-write") return { target_session_attrs: "primary" };
+  return {};
 }
 
 async function openEmbedded(dataDir: string): Promise<Database> {

@@ -38,9 +38,11 @@ const CONNECTION_CODES = new Set([
 /**
  * SQLSTATEs of a server that is going away or cannot take us now: class 08 (connection exception),
  * 57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now (starting up or shutting
- * down), 53300 too many connections.
+ * down), 53300 too many connections, and 25006 read_only_sql_transaction: a write reached a server
+ * that takes none, a standby (or a primary being demoted) while the primary is gone or moving.
+ * The service writes in every transaction it opens, so no call of ours is read-only by design.
  */
-const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300"]);
+const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "25006"]);
 const MAX_CAUSE_DEPTH = 5;
 
 /** True when `error` (or an error it wraps) says the database cannot be reached right now. */

@@ -6,6 +6,7 @@ import { errorResponse } from "../errors.ts";
 import { errorResponseDoc, publicRoute, RETRY_AFTER_HEADER, serve, textOk } from "../openapi.ts";
 import { withDeadline } from "../../db/deadline.ts";
 import { RETRY_AFTER_SECONDS } from "../unavailable.ts";
+import { isMultiHost, standbyDetail } from "../../db/standby_watch.ts";
 
 const healthz = publicRoute({
   method: "get",
@@ -32,8 +33,13 @@ export function healthRoutes(app: OpenAPIHono<AppEnv>) {
     const { sql, config } = c.get("services");
     try {
       // Bounded: a database that does not answer in time is not ready either.
-      await withDeadline(Promise.resolve(sql`select 1`), config.databaseTimeoutMs, "unchanged");
-      return c.text("OK", 200);
+      if (!isMultiHost(config.databaseUrl)) {
+        await withDeadline(Promise.resolve(sql`select 1`), config.databaseTimeoutMs, "unchanged");
+        return c.text("OK", 200);
+      }
+      // A highly available layout: also whether commits still wait for a standby (standby_watch.ts).
+      const detail = await withDeadline(standbyDetail(sql), config.databaseTimeoutMs, "unchanged");
+      return c.text(detail ? `OK (${detail})` : "OK", 200);
     } catch {
       return errorResponse(c, 503, "Database unreachable", { "retry-after": String(RETRY_AFTER_SECONDS) });
     }

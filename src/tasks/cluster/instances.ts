@@ -23,7 +23,7 @@ export interface InstanceOptions {
 }
 
 /** Every instance of the run shares one master key, as a deployment's would (one secret). */
-const CLUSTER_MASTER_KEY = generateMasterKeyText();
+export const CLUSTER_MASTER_KEY = generateMasterKeyText();
 
 export async function startInstances(count: number, options: InstanceOptions): Promise<Instance[]> {
   const { args } = await serviceCommand();
