@@ -96,7 +96,7 @@ async function main() {
     CLIENTS + 2,
     PAYMENT_SECRET,
   );
-  traffic = await startTraffic(haproxy, receiver, instances, wallets.tokens.slice(CLIENTS));
+  traffic = await startTraffic(haproxy, { receiver, instances, tokens: wallets.tokens.slice(CLIENTS) });
   const context = {
     layout,
     haproxy,

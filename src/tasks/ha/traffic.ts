@@ -35,10 +35,12 @@ export interface Traffic {
 
 export async function startTraffic(
   haproxy: Haproxy,
-  receiver: HttpsReceiver,
-  instances: Instance[],
-  /** Two funded wallets: the schedule's and the mailbox's (both are charged). */
-  [cronToken, mailToken]: string[],
+  { receiver, instances, tokens: [cronToken, mailToken] }: {
+    receiver: HttpsReceiver;
+    instances: Instance[];
+    /** Two funded wallets: the schedule's and the mailbox's (both are charged). */
+    tokens: string[];
+  },
 ): Promise<Traffic> {
   const created = await sendJson(`${haproxy.url}/webhook`, cronToken, {
     method: "POST",
