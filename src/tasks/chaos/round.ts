@@ -167,7 +167,7 @@ function latencyOf(answers: Answer[]): { unavailableMaxMs: number; unavailableP9
 }
 
 /** Runs `deno task audit` or `deno task replay` on the database; "clean" or what it reported. */
-async function task(name: "audit" | "replay", env: Record<string, string>): Promise<string> {
+export async function task(name: "audit" | "replay", env: Record<string, string>): Promise<string> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["task", "-q", name],
     cwd: ROOT,

@@ -210,52 +210,31 @@ export async function createHaLayout(say: (line: string) => void): Promise<HaLay
       "trust",
       "--no-ssl",
     ]);
-    const monitorAgent = spawnAgent(monitorData, `${dir}/monitor.log`);
-    void monitorAgent;
-    await waitFor(
-      "the monitor",
-      30_000,
-      () =>
-        run("psql", [
-          "-h",
-          "127.0.0.1",
-          "-p",
-          String(monitorPort),
-          "-U",
-          "autoctl_node",
-          "-d",
-          "pg_auto_failover",
-          "-Atqc",
-          "select 1",
-        ])
-          .then(() => true),
-    );
-    for (const [name, value] of Object.entries(MONITOR_SETTINGS)) {
-      await run("psql", [
+    /** One statement on the monitor's database, as `user`. */
+    const monitorSql = (user: string, statement: string) =>
+      run("psql", [
         "-h",
         "127.0.0.1",
         "-p",
         String(monitorPort),
         "-U",
-        "postgres",
+        user,
         "-d",
         "pg_auto_failover",
-        "-qc",
-        `alter system set ${name} = '${value}'`,
+        "-Atqc",
+        statement,
       ]);
+    const monitorAgent = spawnAgent(monitorData, `${dir}/monitor.log`);
+    void monitorAgent;
+    await waitFor(
+      "the monitor",
+      30_000,
+      () => monitorSql("autoctl_node", "select 1").then(() => true),
+    );
+    for (const [name, value] of Object.entries(MONITOR_SETTINGS)) {
+      await monitorSql("postgres", `alter system set ${name} = '${value}'`);
     }
-    await run("psql", [
-      "-h",
-      "127.0.0.1",
-      "-p",
-      String(monitorPort),
-      "-U",
-      "postgres",
-      "-d",
-      "pg_auto_failover",
-      "-qc",
-      "select pg_reload_conf()",
-    ]);
+    await monitorSql("postgres", "select pg_reload_conf()");
 
     for (const name of ["node1", "node2"]) {
       const port = freePort();

@@ -7,13 +7,13 @@ import type { Haproxy } from "../cluster/haproxy.ts";
 import type { Instance } from "../cluster/instances.ts";
 import { type Answer, startLoad } from "../chaos/load.ts";
 import { balanceOf, verifyLoad } from "../chaos/verify.ts";
+import { task } from "../chaos/round.ts";
 import { NO_SYNC_STANDBY } from "../../db/standby_watch.ts";
 import type { Traffic } from "./traffic.ts";
 
 export const ROUND_KINDS = ["kill9", "nodeStop", "switchover", "standbyLost"] as const;
 export type RoundKind = typeof ROUND_KINDS[number];
 
-const ROOT = new URL("../../../", import.meta.url).pathname;
 const BEFORE_MS = 3_000;
 const AFTER_MS = 3_000;
 const CALL_TIMEOUT_MS = 10_000;
@@ -234,18 +234,4 @@ async function readyzNotices(instances: Instance[], since: number, withinMs: num
     await sleep(200);
   }
   return -1;
-}
-
-/** `deno task audit` or `replay` on the primary: "clean" or what it reported. */
-async function task(name: "audit" | "replay", env: Record<string, string>): Promise<string> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "-q", name],
-    cwd: ROOT,
-    env: { ...Deno.env.toObject(), ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (out.success) return "clean";
-  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  return `exit ${out.code}: ${text.trim().split("\n").slice(-3).join(" | ")}`;
 }
