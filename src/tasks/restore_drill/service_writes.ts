@@ -25,23 +25,8 @@ export function startService(databaseUrl: string): DrillService {
   return { process, masterKey };
 }
 
-let walletCount = 0;
-
-/** A new wallet (with its free credits) from an address of its own; its token. */
-export async function newWallet(baseUrl: string): Promise<string> {
-  walletCount++;
-  const res = await fetch(`${baseUrl}/token`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/x-www-form-urlencoded",
-      "x-forwarded-for": `198.51.100.${walletCount % 250 + 1}`,
-    },
-    body: "token=new",
-  });
-  const token = await res.text();
-  if (res.status !== 200) throw new Error(`POST /token answered ${res.status}: ${token}`);
-  return token;
-}
+/** A new wallet (with its free credits) from an address of its own: the cluster checks' helper. */
+export { newWallet } from "../cluster/wallet.ts";
 
 /**
  * `calls` billed KV writes per wallet, one wallet after another; each must be acknowledged (200),
