@@ -5,7 +5,7 @@
 import { ABANDON_CAUSES, type EventData, type StoredEvent } from "../events/catalogue.ts";
 import { defineProjection } from "./projection.ts";
 import { runMessageId } from "../src/schedules/plan.ts";
-import { DELIVERY_RETENTION_MS, OUTBOX_PARTITIONING } from "../src/webhooks/delivery_retention_rules.ts";
+import { DELIVERY_RETENTION_MS, OUTBOX_PARTITIONING } from "../src/webhooks/mod.ts";
 import type { TimePartitioning } from "../src/db/partitions.ts";
 
 /** Like the outbox it describes: 12-hour partitions by expiry. */

@@ -6,7 +6,7 @@ import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 import { defineProjection, rowRead, walletRowsRead } from "./projection.ts";
 import { touchedWebhookRow, type WebhookKey, webhookKeyRow } from "./webhooks.ts";
-import type { WebhookConfigData } from "../src/webhooks/config/event_data.ts";
+import type { WebhookConfigData } from "../src/webhooks/mod.ts";
 import { nextRunAt } from "../src/schedules/cron.ts";
 
 export interface ScheduleRow {

@@ -4,9 +4,13 @@
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 import { defineProjection, type ReadKind, rowId } from "./projection.ts";
-import type { MailboxWebhook, WebhookConfig } from "../src/webhooks/config/config.ts";
-import { configFromEvent, mailboxAddress } from "../src/webhooks/config/event_data.ts";
-import type { EmailFormat } from "../src/webhooks/payloads.ts";
+import {
+  configFromEvent,
+  type EmailFormat,
+  mailboxAddress,
+  type MailboxWebhook,
+  type WebhookConfig,
+} from "../src/webhooks/mod.ts";
 
 export interface WebhookRow {
   wallet_id: string;

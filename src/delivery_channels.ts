@@ -1,9 +1,7 @@
 // How each kind of delivery is sent: webhook deliveries (emails, scheduled runs) and low-balance
 // alerts. The one place that knows both, so the delivery worker needs neither.
 import type { Sql } from "./db/connect.ts";
-import type { DeliveryChannels } from "./webhooks/delivery_channel.ts";
-import type { LinkSigning } from "./webhooks/deliver.ts";
-import { webhookChannel } from "./webhooks/webhook_channel.ts";
+import { type DeliveryChannels, type LinkSigning, webhookChannel } from "./webhooks/mod.ts";
 import { alertChannel } from "./alerts/channel.ts";
 import { type AlertMailer, createAlertMailer } from "./alerts/mailer.ts";
 

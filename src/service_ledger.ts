@@ -4,7 +4,6 @@ import type { Sql } from "./db/connect.ts";
 import type { Clock } from "./clock.ts";
 import { createLedger, type Ledger, type LedgerOptions } from "./ledger/ledger.ts";
 import type { EffectApplier } from "./ledger/pending_writes.ts";
-import { newDeliveryId, newMessageId, queueDeliveries, type QueueDelivery } from "./webhooks/outbox.ts";
 import {
   completeDeliveries,
   type CompleteDelivery,
@@ -12,11 +11,15 @@ import {
   holdWebhookDeliveries,
   keepTestDeliveries,
   type KeepTestDelivery,
+  newDeliveryId,
+  newMessageId,
+  queueDeliveries,
+  type QueueDelivery,
   requeueDeliveries,
   type RequeueDelivery,
   rescheduleDeliveries,
   type RescheduleDelivery,
-} from "./webhooks/outbox_effects.ts";
+} from "./webhooks/mod.ts";
 import { type StoreAttachment, storeAttachments } from "./attachments/store.ts";
 import { type EndScheduleClaim, endScheduleClaims } from "./schedules/claims.ts";
 import { type RecordTokenRequest, recordTokenRequests } from "./wallets/token_requests.ts";

@@ -16,7 +16,7 @@ import {
 import { sweepRetiredKeys } from "../projections/scoped_keys.ts";
 import { createPartitions } from "./db/partitions.ts";
 import { type PeriodicJob, startPeriodic } from "./periodic.ts";
-import { prepareDeliveryPartitions, sweepExpiredDeliveries } from "./webhooks/retention.ts";
+import { prepareDeliveryPartitions, sweepExpiredDeliveries } from "./webhooks/mod.ts";
 
 export const SWEEP_INTERVAL_MS = 15 * 60 * 1000;
 

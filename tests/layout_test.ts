@@ -45,8 +45,9 @@ Deno.test("layout: the repository passes, with its picture and today's loops", a
     assert.match(out, new RegExp(`^${heading}`, "m"));
   }
   assert.match(out, /^OK: no new folder loop/m);
-  // The email folder is the model face: one entry point.
+  // The email folder is the model face: one entry point; webhooks has one too.
   assert.match(out, /^ {2}src\/email\/ 1 of \d+: smtp_server\.ts 1$/m);
+  assert.match(out, /^ {2}src\/webhooks\/ 1 of \d+: mod\.ts \d+$/m);
 });
 
 Deno.test("layout: each allowed import runs back up the declared floors; the driver is left out", async () => {
@@ -101,6 +102,36 @@ Deno.test("layout: a loop through an allowed import back up passes; a loop withi
 
     const notAllowed = layoutOf(files, imports, { floors: [["src/a/"], ["src/b/"]], allowed: [] });
     assert.deepEqual(notAllowed.newLoopArrows.map((arrow) => [arrow.from, arrow.to]), [["src/b/", "src/a/"]]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("layout: an import past a folder's face fails the task and names it; the face itself passes", async () => {
+  const root = await fixture({
+    "src/main.ts": ["src/hooks/mod.ts", "src/hooks/inner.ts"],
+    "src/hooks/mod.ts": ["src/hooks/inner.ts"],
+    "src/hooks/inner.ts": [],
+    "src/other/uses.ts": ["src/hooks/mod.ts"],
+  });
+  const rootUrl = new URL(`file://${root}/`);
+  try {
+    const files = await sourceFiles(rootUrl);
+    const imports = await importsOf(rootUrl, files);
+    const rules = { floors: [], allowed: [], faces: { "src/hooks/": "mod.ts" } };
+    const layout = layoutOf(files, imports, rules);
+    assert.deepEqual(layout.pastFaces, [{ from: "src/main.ts", to: "src/hooks/inner.ts" }]);
+    assert.match(
+      report(layout),
+      /^Imports past a folder's face[^\n]*\n {2}src\/main\.ts -> src\/hooks\/inner\.ts$/m,
+    );
+    const faceOnly = layoutOf(
+      files,
+      imports.filter((edge) => edge.to !== "src/hooks/inner.ts" || edge.from !== "src/main.ts"),
+      rules,
+    );
+    assert.deepEqual(faceOnly.pastFaces, []);
+    assert.doesNotMatch(report(faceOnly), /past a folder's face/);
   } finally {
     await Deno.remove(root, { recursive: true });
   }

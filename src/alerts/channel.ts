@@ -4,10 +4,15 @@
 // queued end the delivery. The confirmation mail of an address (email_confirmation.ts) goes here too.
 import type { Sql } from "../db/connect.ts";
 import { findWalletSettings } from "../../projections/wallet_settings.ts";
-import { type AttemptResult, type DeliveryChannel, renderFailure } from "../webhooks/delivery_channel.ts";
-import type { ClaimedDelivery } from "../webhooks/outbox.ts";
-import { type LinkSigning, signedPost } from "../webhooks/deliver.ts";
-import type { EmailFormat } from "../webhooks/payloads.ts";
+import {
+  type AttemptResult,
+  type ClaimedDelivery,
+  type DeliveryChannel,
+  type EmailFormat,
+  type LinkSigning,
+  renderFailure,
+  signedPost,
+} from "../webhooks/mod.ts";
 import {
   ALERT_EMAIL_PATH,
   ALERT_WEBHOOK_PATH,

@@ -10,7 +10,7 @@ import { walletSettingsRead } from "../../projections/wallet_settings.ts";
 import type { UnbilledCommand } from "../ledger/command.ts";
 import { read } from "../ledger/reads.ts";
 import { hmacSha256, timingSafeEqual } from "../hmac.ts";
-import { type QueueDelivery, queueDelivery } from "../webhooks/outbox.ts";
+import { type QueueDelivery, queueDelivery } from "../webhooks/mod.ts";
 import { SERVICE_NAME } from "../service_info.ts";
 
 /** How long a confirmation link works. */

@@ -1,12 +1,15 @@
 // The body of an alert: the raw payload, a custom template filled from it, or a chat message from
 // the service (its subject and text) in one of the chat formats mailbox webhooks use. Low-balance
 // alerts and endpoint-health alerts (webhooks/endpoint_alert.ts) alike.
-import type { FormatSettings } from "../webhooks/payloads.ts";
-import { type ChatMessage, renderChat } from "../webhooks/formats/mod.ts";
-import { renderTemplate } from "../webhooks/formats/custom_template.ts";
+import {
+  type ChatMessage,
+  EndpointAlertPayload,
+  type FormatSettings,
+  renderChat,
+  renderTemplate,
+} from "../webhooks/mod.ts";
 import { SERVICE_NAME } from "../service_info.ts";
 import { LowBalancePayload } from "./low_balance.ts";
-import { EndpointAlertPayload } from "../webhooks/endpoint_alert.ts";
 
 /** How the call log names the alert targets: attempts of alert deliveries have these paths. */
 export const ALERT_WEBHOOK_PATH = "@low-balance";

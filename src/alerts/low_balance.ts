@@ -6,7 +6,7 @@ import { z } from "zod";
 import { type NewEvent, newEvent } from "../../events/catalogue.ts";
 import type { WalletRow } from "../../projections/wallets.ts";
 import type { DebitRule } from "../ledger/command.ts";
-import { type NewDelivery, queueDelivery } from "../webhooks/outbox.ts";
+import { type NewDelivery, queueDelivery } from "../webhooks/mod.ts";
 
 /** The raw alert body (a webhook without `format`) and the context of custom templates. */
 export const LowBalancePayload = z.object({

@@ -1,7 +1,7 @@
 // Sends alert emails (low balance, endpoint health, the confirmation of an address) through the SMTP
 // relay of SMTP_RELAY_URL (nodemailer). Without a relay an alert email is recorded as not sent.
 import nodemailer from "nodemailer";
-import type { AttemptResult } from "../webhooks/delivery_channel.ts";
+import type { AttemptResult } from "../webhooks/mod.ts";
 import { describeError } from "../log.ts";
 
 /** A plain-text mail of the service. */

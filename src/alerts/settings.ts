@@ -5,7 +5,7 @@ import { newEvent } from "../../events/catalogue.ts";
 import type { LowBalanceWebhook, WalletSettingsRow } from "../../projections/wallet_settings.ts";
 import type { CallDecision } from "../ledger/command.ts";
 import { answer, jsonReply, type Reply, textReply } from "../calls/reply.ts";
-import { redactHeaders, redactOptions } from "../webhooks/redaction.ts";
+import { redactHeaders, redactOptions } from "../webhooks/mod.ts";
 import { emailConfirmationFor, type FreshLink } from "./email_confirmation.ts";
 
 export interface SettingsChange {

@@ -16,7 +16,7 @@ import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Clock } from "../clock.ts";
 import { findMailbox } from "../../projections/webhooks.ts";
-import { newDeliveryId, newMessageId } from "../webhooks/outbox.ts";
+import { newDeliveryId, newMessageId } from "../webhooks/mod.ts";
 import { randomId } from "../ids.ts";
 import { type ParsedEmail, parseEmailSafely } from "./parse.ts";
 import { duplicateKey } from "./payload.ts";

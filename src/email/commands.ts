@@ -9,14 +9,13 @@ import { INSUFFICIENT_CREDITS } from "../ledger/command.ts";
 import { read } from "../ledger/reads.ts";
 import { webhookRead } from "../../projections/webhooks.ts";
 import { webhookHealthRead, type WebhookHealthRow } from "../../projections/webhook_health.ts";
-import type { WebhookConfig } from "../webhooks/config/config.ts";
+import { queueDelivery, type WebhookConfig } from "../webhooks/mod.ts";
 import {
   attachmentUsageRead,
   DEFAULT_ATTACHMENT_STORAGE_PER_WALLET,
   type StoreAttachment,
 } from "../attachments/store.ts";
 import type { AttachmentRef } from "../attachments/signed_link.ts";
-import { queueDelivery } from "../webhooks/outbox.ts";
 import type { ParsedEmail } from "./parse.ts";
 import { emailCost, emailReceivedEvent, type MailboxContext, queuedEmailOf } from "./payload.ts";
 import { boundedErrorText } from "../storable_text.ts";

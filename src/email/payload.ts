@@ -1,7 +1,7 @@
 // What one accepted email becomes for one mailbox (CONTRACT section 9): its price, the payload
 // queued for the delivery worker and the EmailReceived fact. Pure: no database, clock or network.
 import type { ParsedEmail } from "./parse.ts";
-import type { QueuedEmail } from "../webhooks/outbox.ts";
+import type { QueuedEmail } from "../webhooks/mod.ts";
 import type { AttachmentRef } from "../attachments/signed_link.ts";
 import { type EventData, type NewEvent, newEvent } from "../../events/catalogue.ts";
 import { sha256Hex } from "../ids.ts";

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import type { Queryable } from "../db/connect.ts";
 import { findMailbox } from "../../projections/webhooks.ts";
-import type { MailboxWebhook } from "../webhooks/config/config.ts";
+import type { MailboxWebhook } from "../webhooks/mod.ts";
 import { EMAIL_COST } from "./payload.ts";
 import { badAddress, MAILBOX_UNKNOWN, NO_CREDITS_REPLY, notOurDomain, type SmtpReply } from "./smtp_reply.ts";
 

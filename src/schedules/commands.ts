@@ -12,13 +12,13 @@ import { read, type ReadValues } from "../ledger/reads.ts";
 import { lockedScheduleRead, type ScheduleRow } from "../../projections/schedules.ts";
 import { webhookRead } from "../../projections/webhooks.ts";
 import { webhookHealthRead } from "../../projections/webhook_health.ts";
-import { queueDelivery } from "../webhooks/outbox.ts";
 import {
   type AlertIds,
   DEFAULT_HEALTH_RULES,
   healthAfterFailure,
   type HealthRules,
-} from "../webhooks/endpoint_health.ts";
+  queueDelivery,
+} from "../webhooks/mod.ts";
 import { claimHeldRead, type EndScheduleClaim, type ScheduleClaim } from "./claims.ts";
 import {
   missedPhrase,

@@ -2,7 +2,7 @@
 // the schedule, the planned time and the time now: run it (possibly late) or, when it was missed by
 // more than the grace period, skip it with every other run missed as long, and plan the next one.
 import { nextRunAt } from "./cron.ts";
-import type { ScheduledRunPayload } from "../webhooks/payloads.ts";
+import type { ScheduledRunPayload } from "../webhooks/mod.ts";
 
 /** Credits a run costs (spec section 8). */
 export const RUN_COST = 2;

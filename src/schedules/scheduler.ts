@@ -12,8 +12,7 @@
 import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Clock } from "../clock.ts";
-import { newDeliveryId, newMessageId } from "../webhooks/outbox.ts";
-import type { HealthRules } from "../webhooks/endpoint_health.ts";
+import { type HealthRules, newDeliveryId, newMessageId } from "../webhooks/mod.ts";
 import { claimDueRuns, releaseClaim, type ScheduleClaim, sweepExpiredClaims } from "./claims.ts";
 import { fireRunCommand, type RunOutcome, skipMissedRunsCommand } from "./commands.ts";
 import { isMissed } from "./plan.ts";

@@ -14,6 +14,8 @@ export interface LayoutRules {
   floors: string[][];
   /** Imports from room to room that run back up yet may close a loop: the loops of today. */
   allowed: [string, string][];
+  /** Folders with one face: the only file that files outside the folder may import. */
+  faces?: Record<string, string>;
 }
 
 export interface Room {
@@ -54,6 +56,8 @@ export interface Layout {
   newLoopArrows: Arrow[];
   /** Allowed arrows that no longer close a loop (or no longer exist): the list can shrink. */
   staleAllowed: [string, string][];
+  /** Imports from outside a folder with a face (LayoutRules.faces) of a file other than its face. */
+  pastFaces: FileImport[];
 }
 
 /** The room of a file, or undefined for a file outside src/, events/ and projections/. */
@@ -120,6 +124,7 @@ export function layoutOf(files: string[], imports: FileImport[], rules: LayoutRu
     entries: entryPoints(files, imports),
     newLoopArrows: [...upAndNew, ...levelLoops],
     staleAllowed,
+    pastFaces: pastFaces(imports, rules.faces ?? {}),
   };
 }
 
@@ -203,6 +208,13 @@ function floorsOf(
         : { floor: floorOfComponent(componentOf.get(name)!), declared: false },
     ];
   }));
+}
+
+function pastFaces(imports: FileImport[], faces: Record<string, string>): FileImport[] {
+  return imports.filter(({ from, to }) => {
+    const room = roomOf(to)!;
+    return room in faces && roomOf(from) !== room && to !== `${room}${faces[room]}`;
+  });
 }
 
 function entryPoints(files: string[], imports: FileImport[]): Map<string, EntryPoint[]> {

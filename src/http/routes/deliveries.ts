@@ -6,9 +6,6 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
-import { webhookCalls } from "../../webhooks/calls.ts";
-import { WEBHOOK } from "../../calls/prices.ts";
-import { WebhookIdParam } from "../../webhooks/config/input.ts";
 import {
   DEFAULT_PAGE,
   DeliveriesQuery,
@@ -19,7 +16,10 @@ import {
   parseCursor,
   RecoverInput,
   RecoverResult,
-} from "../../webhooks/deliveries/view.ts";
+  webhookCalls,
+  WebhookIdParam,
+} from "../../webhooks/mod.ts";
+import { WEBHOOK } from "../../calls/prices.ts";
 import {
   billedRoute,
   BILLING_NOTE,

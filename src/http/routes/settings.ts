@@ -17,12 +17,21 @@ import {
   textOk,
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
-import { Format, HeaderMap, OptionMap, Template, Url } from "../../webhooks/config/input.ts";
-import { MAILBOX_RULES, MAILBOX_RULES_SCHEMA, mailboxProblem } from "../../webhooks/config/mailbox_rules.ts";
+import {
+  checkWebhookUrl,
+  Format,
+  HeaderMap,
+  MAILBOX_RULES,
+  MAILBOX_RULES_SCHEMA,
+  mailboxProblem,
+  newDeliveryId,
+  newMessageId,
+  newWebhookSecret,
+  OptionMap,
+  Template,
+  Url,
+} from "../../webhooks/mod.ts";
 import { WHOLE_PHRASE } from "../../calls/parsed.ts";
-import { checkWebhookUrl } from "../../webhooks/url_safety.ts";
-import { newWebhookSecret } from "../../webhooks/signature.ts";
-import { newDeliveryId, newMessageId } from "../../webhooks/outbox.ts";
 import { randomId } from "../../ids.ts";
 
 /** The alert webhook: a mailbox webhook's format rules (mailbox_rules.ts) hold for it too. */

@@ -7,20 +7,23 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
 import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
-import { webhookCalls } from "../../webhooks/calls.ts";
-import { WEBHOOK } from "../../calls/prices.ts";
 import {
   CreateWebhookInput,
   DEFAULT_WEBHOOK_ID,
+  newWebhookIdentity,
   PatchWebhookInput,
   ReplaceWebhookInput,
+  sendTestDelivery,
+  settingsFromInput,
+  TestResult,
+  validateSettings,
+  webhookCalls,
   WebhookIdParam,
-} from "../../webhooks/config/input.ts";
-import { settingsFromInput, type WebhookSettings } from "../../webhooks/config/config.ts";
-import { validateSettings } from "../../webhooks/config/rules.ts";
-import { newWebhookIdentity } from "../../webhooks/config/fresh_identity.ts";
-import { WebhookList, WebhookView } from "../../webhooks/config/view.ts";
-import { sendTestDelivery, TestResult } from "../../webhooks/test_delivery.ts";
+  WebhookList,
+  type WebhookSettings,
+  WebhookView,
+} from "../../webhooks/mod.ts";
+import { WEBHOOK } from "../../calls/prices.ts";
 import {
   billedRoute,
   BILLING_NOTE,

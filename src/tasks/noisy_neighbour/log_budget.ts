@@ -5,8 +5,7 @@
 import type { Sql } from "../../db/connect.ts";
 import { VIEW_CALLS_PER_MINUTE } from "../../wallets/view_limit.ts";
 import { FREE_CALLS_PER_DAY } from "../../../projections/wallets.ts";
-import { MAX_HEADERS, MAX_OPTION_CHARS, MAX_OPTIONS } from "../../webhooks/config/input.ts";
-import { MAX_WEBHOOK_URL_LENGTH } from "../../webhooks/url_safety.ts";
+import { MAX_HEADERS, MAX_OPTION_CHARS, MAX_OPTIONS, MAX_WEBHOOK_URL_LENGTH } from "../../webhooks/mod.ts";
 import { api, createMailbox, json, newWallet, randomText, spendAll } from "./api.ts";
 import { eventsMark, rowBytesSince, walletIdOf } from "./log_bytes.ts";
 import { formatBytes } from "./report.ts";
