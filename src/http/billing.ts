@@ -88,20 +88,19 @@ export async function billed<R extends ReadSet>(
     else decide = () => failure(400, "Invalid Idempotency-Key: must be 1 to 64 printable characters");
   }
   const caller: Caller = { walletId, key: c.get("key") };
-  const result = await runBilledCall(c.get("services").ledger, caller, {
-    price: call.price ?? route.price,
-    call: {
+  const access = caller.key
+    ? route.keys?.({ method: c.req.method, pathname: new URL(c.req.url).pathname })
+    : undefined;
+  const result = await runBilledCall(c.get("services").ledger, { ...call, access, decide }, {
+    caller,
+    at: {
       method: c.req.method,
       path: loggedPath(c),
       endpoint: route.endpoint,
       startedAt: c.get("startedAt"),
     },
-    access: caller.key
-      ? route.keys?.({ method: c.req.method, pathname: new URL(c.req.url).pathname })
-      : undefined,
+    routePrice: route.price,
     idempotency,
-    reads: call.reads,
-    decide,
   });
   if (result.kind === "unauthorized") return errorResponse(c, 401, UNAUTHORIZED);
   const reply = result.outcome;
