@@ -5036,9 +5036,15 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** Format: date-time */
+          /**
+           * Format: date-time
+           * @description Deliveries created at or after this. Time-relative, refused with `400` otherwise: at most 7 days before the request, and in the past when `until` is absent
+           */
           since: string;
-          /** Format: date-time */
+          /**
+           * Format: date-time
+           * @description Before this, and after `since` (else `400`); default now
+           */
           until?: string;
         };
       };
@@ -6029,7 +6035,10 @@ export interface operations {
           scope: "read" | "write";
           buckets?: string[];
           spendCap?: number;
-          /** Format: date-time */
+          /**
+           * Format: date-time
+           * @description When the key stops working; time-relative: one not in the future is a `400`
+           */
           expiresAt?: string;
         };
       };
