@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { parseConfig } from "../src/config.ts";
 import { ENV_FILE, parseEnvironmentFile, unitEntries } from "../src/tasks/cluster/deploy_files.ts";
 import { ensureHaTools } from "../src/tasks/ha/tools.ts";
-import { MONITOR_SETTINGS, NETWORK_PARTITION_SECONDS } from "../src/tasks/ha/layout.ts";
+import { MONITOR_SETTINGS, NETWORK_PARTITION_SECONDS } from "../src/tasks/ha/settings.ts";
 
 const HA_DIR = new URL("../src/deploy/ha/", import.meta.url).pathname;
 

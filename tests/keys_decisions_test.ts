@@ -5,7 +5,7 @@ import { type EventData, newEvent } from "../events/catalogue.ts";
 import { commandOfCall, decideBilled, NOW, WALLET } from "./helpers/decider.ts";
 import { kvCalls } from "../src/kv/calls.ts";
 import type { BilledCommand } from "../src/ledger/command.ts";
-import { commandOfKey, type KeyAccess, KEYS_NOT_ALLOWED } from "../src/calls/key_gate.ts";
+import { type KeyAccess, KEYS_NOT_ALLOWED } from "../src/calls/key_gate.ts";
 import { keptCreation, type KeyRequest, MAX_ACTIVE_KEYS } from "../src/keys/commands.ts";
 import { keyCalls } from "../src/keys/calls.ts";
 import { failure, type Reply } from "../src/calls/reply.ts";
@@ -40,15 +40,14 @@ function keyCall(keyId: string, cost: number, balance: number) {
 
 const READ_PUBLIC: KeyAccess = { need: "read", bucket: "public" };
 /** A GET by the key; `access` null: a route closed to keys. */
-const getBy = (keyId: string, access: KeyAccess | null = READ_PUBLIC) =>
-  commandOfKey(commandOfCall(kvCalls.get({ walletId: WALLET, bucket: "public", key: "k" })), {
-    keyId,
-    access: access ?? undefined,
-  });
+const getBy = (keyId: string, access: KeyAccess | null = READ_PUBLIC) => {
+  const call = kvCalls.get({ walletId: WALLET, bucket: "public", key: "k" });
+  return commandOfCall({ ...call, access: access ?? undefined }, undefined, { keyId });
+};
 /** A write by the key, with the access the builder states for it. */
 const setBy = (keyId: string, bucket = "public") => {
   const call = kvCalls.set({ walletId: WALLET, bucket, key: "k", value: "v", ttlSeconds: 0 });
-  return commandOfKey(commandOfCall(call), { keyId, access: call.access });
+  return commandOfCall(call, undefined, { keyId });
 };
 
 Deno.test("given a read key, when it reads its bucket, then the value, logged with the key", () => {

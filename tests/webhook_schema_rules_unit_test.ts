@@ -136,3 +136,40 @@ Deno.test("PUT /token/settings: the alert webhook keeps a format's rules, in zod
   assert.equal(parseWith(SettingsInput, ok).ok, true);
   assert.equal(valid(ok), true, JSON.stringify(valid.errors));
 });
+
+/** The description the document gives a field of the schedule, wherever the generator put it. */
+function scheduleFieldDescription(schema: z.ZodType, field: "cron" | "timezone"): string {
+  const json = JSON.stringify(documentedJson(schema, "").content["application/json"].schema);
+  const described = new RegExp(`"${field}":\\{[^{}]*"description":"([^"]*)"`).exec(json);
+  return described?.[1] ?? assert.fail(`${field} has no description`);
+}
+
+Deno.test("cron and timezone are rules of the schedule's schema, with validateSchedule's phrases", () => {
+  const cases: [Record<string, string>, string][] = [
+    [{ cron: "@daily" }, 'Invalid schedule.cron "@daily": @ macros are not supported, use "0 0 * * *"'],
+    [
+      { cron: "0 9 * *" },
+      'Invalid schedule.cron "0 9 * *": must have 5 fields (minute hour day-of-month month day-of-week), found 4',
+    ],
+    [{ cron: "61 * * * *" }, 'Invalid schedule.cron "61 * * * *": minute must be 0-59'],
+    [{ cron: "1".repeat(201) }, "Invalid schedule.cron: longer than 200 characters"],
+    [{ timezone: "Mars/Olympus" }, 'Invalid schedule.timezone "Mars/Olympus": not an IANA time zone'],
+    [{ timezone: "+02:00" }, 'Invalid schedule.timezone "+02:00": not an IANA time zone'],
+  ];
+  for (const [change, phrase] of cases) {
+    const schedule = { ...CRON, ...change };
+    for (const schema of [CreateWebhookInput, ReplaceWebhookInput]) {
+      assert.deepEqual(parseWith(schema, { url: URL, schedule }), { ok: false, phrase }, phrase);
+    }
+    // A PATCH checks the fields it sends; the merge with the stored schedule is checked after.
+    assert.deepEqual(parseWith(PatchWebhookInput, { schedule: change }), { ok: false, phrase }, phrase);
+  }
+  // Whether it fires again depends on the time of the request: not the schema's rule, but named.
+  const never = { url: URL, schedule: { ...CRON, cron: "0 0 30 2 *" } };
+  assert.equal(parseWith(CreateWebhookInput, never).ok, true);
+  assert.equal(parseWith(PatchWebhookInput, { schedule: { timezone: "europe/rome" } }).ok, true);
+  for (const schema of [CreateWebhookInput, PatchWebhookInput]) {
+    assert.match(scheduleFieldDescription(schema, "cron"), /no `@` macros.*never fires again/);
+    assert.match(scheduleFieldDescription(schema, "timezone"), /IANA time zone.*offsets.*`400`/);
+  }
+});

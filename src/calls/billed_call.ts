@@ -21,7 +21,7 @@ export interface Caller {
  * the wallet's lock and its pure decision.
  */
 export interface BilledCall<R extends ReadSet = ReadSet> {
-  /** Credits it costs; absent: its route's price in the billing table (prices.ts). */
+  /** Credits it costs; absent: its route's price in the billing table (prices.ts), as made (CallMade). */
   price?: number;
   /**
    * What it needs of a scoped key; absent: keys may not make it (403). REST reads the same rule from
@@ -37,10 +37,17 @@ export function billedCall<R extends ReadSet>(call: BilledCall<R>): BilledCall<R
   return call;
 }
 
-/** A billed call as made: its price settled, what its call log shows, and the client's Idempotency-Key. */
-export interface CallSpec<R extends ReadSet> extends BilledCall<R> {
-  price: number;
-  call: Omit<CallMeta, "keyId">;
+/**
+ * Where a billed call is made, as its transport knows it: who makes it, what its call log shows and
+ * the client's Idempotency-Key (REST only). Not a second description of the call: the call is the
+ * feature's BilledCall, unchanged.
+ */
+export interface CallMade {
+  caller: Caller;
+  /** The call-log line; the price is the call's own, else this route's. */
+  at: Omit<CallMeta, "keyId">;
+  /** The route's price, for a call that names none (a refusal at the route's price). */
+  routePrice: number;
   idempotency?: Idempotency<Reply>;
 }
 
@@ -51,23 +58,25 @@ function tooManyFreeCalls(waitSeconds: number): Reply {
   return { ...textReply(429, TOO_MANY_REQUESTS), headers: { "retry-after": String(waitSeconds) } };
 }
 
+/** The ledger command a billed call makes where it is made: the one way REST, MCP and the specs run it. */
 export function billedCommand<R extends ReadSet>(
-  caller: Caller,
-  spec: CallSpec<R>,
+  call: BilledCall<R>,
+  made: CallMade,
 ): BilledCommand<Reply, ReadSet> {
+  const { caller } = made;
   const command: BilledCommand<Reply, R> = {
     walletId: caller.walletId,
-    price: spec.price,
-    call: spec.call,
-    idempotency: spec.idempotency,
-    reads: spec.reads,
-    decide: spec.decide,
+    price: call.price ?? made.routePrice,
+    call: made.at,
+    idempotency: made.idempotency,
+    reads: call.reads,
+    decide: call.decide,
     unpaid: refuseUnpaid,
     throttled: tooManyFreeCalls,
     byClient: true,
   };
   if (!caller.key) return command as unknown as BilledCommand<Reply, ReadSet>;
-  return commandOfKey(command, { keyId: caller.key.keyId, access: spec.access }) as unknown as BilledCommand<
+  return commandOfKey(command, { keyId: caller.key.keyId, access: call.access }) as unknown as BilledCommand<
     Reply,
     ReadSet
   >;
@@ -79,10 +88,11 @@ export function billedCommand<R extends ReadSet>(
  */
 export async function runBilledCall<R extends ReadSet>(
   ledger: Ledger,
-  caller: Caller,
-  spec: CallSpec<R>,
+  call: BilledCall<R>,
+  made: CallMade,
 ): Promise<LedgerResult<Reply>> {
-  const result = await ledger.runBilled(billedCommand(caller, spec));
+  const { caller } = made;
+  const result = await ledger.runBilled(billedCommand(call, made));
   if (result.kind === "unauthorized") activeWallets.evict(caller.walletId);
   if (caller.key && (result.kind === "unauthorized" || isKeyRefusal(result.outcome))) {
     knownKeys.evict(caller.key.hash);

@@ -37,6 +37,7 @@ export interface ReplayOptions {
 
 /** An Idempotency-Key: 1 to 64 printable ASCII characters (the document shows the same pattern). */
 export const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,64}$/;
+export const INVALID_IDEMPOTENCY_KEY = "Invalid Idempotency-Key: must be 1 to 64 printable characters";
 /** The methods whose billed calls honour an Idempotency-Key. */
 export const REPLAYABLE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -85,23 +86,23 @@ export async function billed<R extends ReadSet>(
   const key = c.req.header("idempotency-key");
   if (key !== undefined && REPLAYABLE_METHODS.has(c.req.method) && options.replayable !== false) {
     if (IDEMPOTENCY_KEY.test(key)) idempotency = await idempotencyOf(c, key, options.keptAs);
-    else decide = () => failure(400, "Invalid Idempotency-Key: must be 1 to 64 printable characters");
+    // The route's header schema refuses it first (openapi.ts); this is for a request no validator saw.
+    else decide = () => failure(400, INVALID_IDEMPOTENCY_KEY);
   }
   const caller: Caller = { walletId, key: c.get("key") };
-  const result = await runBilledCall(c.get("services").ledger, caller, {
-    price: call.price ?? route.price,
-    call: {
+  const access = caller.key
+    ? route.keys?.({ method: c.req.method, pathname: new URL(c.req.url).pathname })
+    : undefined;
+  const result = await runBilledCall(c.get("services").ledger, { ...call, access, decide }, {
+    caller,
+    at: {
       method: c.req.method,
       path: loggedPath(c),
       endpoint: route.endpoint,
       startedAt: c.get("startedAt"),
     },
-    access: caller.key
-      ? route.keys?.({ method: c.req.method, pathname: new URL(c.req.url).pathname })
-      : undefined,
+    routePrice: route.price,
     idempotency,
-    reads: call.reads,
-    decide,
   });
   if (result.kind === "unauthorized") return errorResponse(c, 401, UNAUTHORIZED);
   const reply = result.outcome;

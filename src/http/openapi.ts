@@ -5,7 +5,8 @@
 import { createRoute, type OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-openapi";
 import type { AppEnv } from "./env.ts";
 import { MAX_TOKEN_LENGTH, MCP_CHALLENGE, MIN_TOKEN_LENGTH, TOKEN_CHALLENGE } from "./middleware.ts";
-import { IDEMPOTENCY_KEY, REPLAYABLE_METHODS } from "./billing.ts";
+import { IDEMPOTENCY_KEY, INVALID_IDEMPOTENCY_KEY, REPLAYABLE_METHODS } from "./billing.ts";
+import { WHOLE_PHRASE } from "../calls/parsed.ts";
 import { FREE_CALLS_PER_DAY, FREE_CALLS_PER_MINUTE } from "../../projections/wallets.ts";
 
 /** The security schemes of the document: `token` is the X-Token header, `bearer` is POST /mcp's other way. */
@@ -186,16 +187,30 @@ const IdempotencyKeyHeader = z.string().optional().openapi({
     "answer again (status, body, X-Cost, X-Balance, and `Idempotent-Replayed: true`) and is neither " +
     "applied nor charged twice; the same key with another method, path or body is `422`. Anything but " +
     "1 to 64 printable ASCII characters is a billed `400`.",
-  // The service checks it (billing.ts), with its own phrase; the document states the rule.
   pattern: IDEMPOTENCY_KEY.source,
 });
+
+/**
+ * The Idempotency-Key's rule as the headers' refinement, named as clients spell the header (the
+ * phrase billed() gives a request no validator saw).
+ */
+function idempotencyKeyRule(headers: { "idempotency-key"?: string }, ctx: z.RefinementCtx) {
+  const key = headers["idempotency-key"];
+  if (key === undefined || IDEMPOTENCY_KEY.test(key)) return;
+  ctx.addIssue({
+    code: "custom",
+    message: INVALID_IDEMPOTENCY_KEY.replace(/^Invalid /, ""),
+    params: WHOLE_PHRASE,
+  });
+}
 
 /** The request of a billed write with the Idempotency-Key header beside its own headers. */
 function withIdempotencyKey(request: RouteConfig["request"]): RouteConfig["request"] {
   const own = request?.headers;
-  const headers = own instanceof z.ZodObject
-    ? own.extend({ "idempotency-key": IdempotencyKeyHeader })
-    : z.object({ "idempotency-key": IdempotencyKeyHeader });
+  const headers =
+    (own instanceof z.ZodObject
+      ? own.extend({ "idempotency-key": IdempotencyKeyHeader })
+      : z.object({ "idempotency-key": IdempotencyKeyHeader })).superRefine(idempotencyKeyRule);
   return { ...request, headers };
 }
 

@@ -3,7 +3,6 @@
 // billed and logged exactly like the REST call.
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import type { ReadSet } from "../ledger/reads.ts";
 import type { RouteBilling } from "../calls/prices.ts";
 import type { BilledCall } from "../calls/billed_call.ts";
 import { failure } from "../calls/reply.ts";
@@ -18,8 +17,11 @@ export interface RestTarget {
   path: string;
 }
 
-/** The REST call a tool call stands for: the billed call, made at the REST target. */
-export type MirroredCall<R extends ReadSet = ReadSet> = RestTarget & BilledCall<R>;
+/** A tool call: its feature's billed call, and the REST call it is made as. */
+export interface ToolCall {
+  at: RestTarget;
+  call: BilledCall<any>;
+}
 
 export interface BilledTool<Shape extends z.ZodRawShape = z.ZodRawShape> {
   name: string;
@@ -27,7 +29,7 @@ export interface BilledTool<Shape extends z.ZodRawShape = z.ZodRawShape> {
   /** Argument types for the client; the field rules are checked by `call`, billed like REST's 400. */
   input: Shape;
   annotations?: ToolAnnotations;
-  call(args: z.infer<z.ZodObject<Shape>>, walletId: string): MirroredCall<any>;
+  call(args: z.infer<z.ZodObject<Shape>>, walletId: string): ToolCall;
 }
 
 /** Declares a tool with its argument types checked against its input shape. */
@@ -38,10 +40,11 @@ export function billedTool<Shape extends z.ZodRawShape>(tool: BilledTool<Shape>)
 /** The call when the arguments pass the REST rules, else the same call answering the REST 400. */
 export function unlessRefused<T>(
   parsed: Parsed<T>,
-  refused: RestTarget & Pick<BilledCall, "access">,
-  build: (value: T) => MirroredCall<any>,
-): MirroredCall<any> {
-  if (parsed.ok) return build(parsed.value);
+  target: RestTarget & Pick<BilledCall, "access">,
+  build: (value: T) => BilledCall<any>,
+): ToolCall {
+  const { access, ...at } = target;
+  if (parsed.ok) return { at, call: build(parsed.value) };
   const decision = failure(400, parsed.phrase);
-  return { ...refused, decide: () => decision };
+  return { at, call: { access, decide: () => decision } };
 }

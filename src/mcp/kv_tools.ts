@@ -65,7 +65,7 @@ const kvGet = billedTool({
     return unlessRefused(
       parseParameters(KvPath, args),
       at,
-      (names) => ({ ...at, ...kvCalls.get({ walletId, ...names }) }),
+      (names) => kvCalls.get({ walletId, ...names }),
     );
   },
 });
@@ -95,7 +95,7 @@ const kvSet = billedTool({
     return unlessRefused(parsed, at, ([names, query, ifMatch, value]) => {
       const conditions = ifMatch === undefined ? undefined : { ifMatch: parseEtagCondition(ifMatch) };
       const write = { value, ttlSeconds: Number(query.ttl ?? 0), conditions };
-      return { ...at, ...kvCalls.set({ walletId, ...names, ...write }) };
+      return kvCalls.set({ walletId, ...names, ...write });
     });
   },
 });
@@ -110,7 +110,7 @@ const kvDelete = billedTool({
     return unlessRefused(
       parseParameters(KvPath, args),
       at,
-      (names) => ({ ...at, ...kvCalls.delete({ walletId, ...names }) }),
+      (names) => kvCalls.delete({ walletId, ...names }),
     );
   },
 });
@@ -135,7 +135,7 @@ const kvIncr = billedTool({
     );
     return unlessRefused(parsed, at, ([names, query]) => {
       const increment = { by: Number(query.by ?? 1), ttlSeconds: Number(query.ttl ?? 0) };
-      return { ...at, ...kvCalls.incr({ walletId, ...names, ...increment }) };
+      return kvCalls.incr({ walletId, ...names, ...increment });
     });
   },
 });
@@ -176,7 +176,7 @@ const kvList = billedTool({
         after,
         limit: Number(query.limit ?? MAX_LIST_LIMIT),
       };
-      return { ...at, ...kvCalls.list({ walletId, ...listing }) };
+      return kvCalls.list({ walletId, ...listing });
     });
   },
 });

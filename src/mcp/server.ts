@@ -73,18 +73,11 @@ function registerBilled(server: McpServer, tool: BilledTool, { services, caller,
   server.registerTool(tool.name, config, async (args: Record<string, unknown>) => {
     const startedAt = performance.now();
     try {
-      const mirrored = tool.call(args as never, caller.walletId);
-      const outcome = await runBilledCall(services.ledger, caller, {
-        price: mirrored.price ?? mirrored.billing.price,
-        call: {
-          method: mirrored.method,
-          path: mirrored.path,
-          endpoint: mirrored.billing.endpoint,
-          startedAt,
-        },
-        access: mirrored.access,
-        reads: mirrored.reads,
-        decide: mirrored.decide,
+      const { at, call } = tool.call(args as never, caller.walletId);
+      const outcome = await runBilledCall(services.ledger, call, {
+        caller,
+        at: { method: at.method, path: at.path, endpoint: at.billing.endpoint, startedAt },
+        routePrice: at.billing.price,
       });
       return billedToolResult(outcome);
     } catch (error) {

@@ -24,9 +24,11 @@ export const usageSummary = billedTool({
     const query = days === undefined ? "" : `?${new URLSearchParams({ days })}`;
     // No key access: a scoped key may not read the wallet's usage, as over REST.
     const at = { billing: VIEWS, method: "GET", path: `/token/usage${query}` };
-    return unlessRefused(parseWith(UsageQuery, { days }), at, (parsed) => ({
-      ...at,
-      ...walletCalls.usage({ walletId, days: Number(parsed.days ?? DEFAULT_USAGE_DAYS), csv: false }),
-    }));
+    return unlessRefused(
+      parseWith(UsageQuery, { days }),
+      at,
+      (parsed) =>
+        walletCalls.usage({ walletId, days: Number(parsed.days ?? DEFAULT_USAGE_DAYS), csv: false }),
+    );
   },
 });

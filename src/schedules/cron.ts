@@ -92,6 +92,20 @@ export function validateSchedule(cron: string, timezone: string, from: Date): st
 }
 
 /**
+ * The 400 phrase when `cron` is not our cron syntax, else null: the schema's own rule (a refinement of
+ * the schedule in webhooks/config/input.ts). Whether it fires again depends on the time: validateSchedule.
+ */
+export function cronProblem(cron: string): string | null {
+  const pattern = parseCron(cron);
+  return pattern.ok ? null : pattern.phrase;
+}
+
+/** The 400 phrase when `timezone` is not an IANA time zone the runtime knows, else null (a schema rule too). */
+export function timezoneProblem(timezone: string): string | null {
+  return ianaTimezone(timezone) === null ? timezonePhrase(timezone) : null;
+}
+
+/**
  * The first planned run strictly after `after`, or null when the schedule never fires again.
  * Throws a RangeError carrying the 400 phrase for input that `validateSchedule` refuses.
  */

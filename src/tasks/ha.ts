@@ -15,7 +15,8 @@ import { CLUSTER_MASTER_KEY, type Instance, startInstances } from "./cluster/ins
 import { type HttpsReceiver, startHttpsReceiver } from "./cluster/receiver.ts";
 import { fundedWallets } from "./chaos/wallets.ts";
 import { ensureHaTools } from "./ha/tools.ts";
-import { createHaLayout, type HaLayout, MONITOR_SETTINGS } from "./ha/layout.ts";
+import { createHaLayout, type HaLayout } from "./ha/layout.ts";
+import { MONITOR_SETTINGS } from "./ha/settings.ts";
 import { ROUND_KINDS, type RoundFigures, runRound } from "./ha/rounds.ts";
 import { startTraffic, type Traffic } from "./ha/traffic.ts";
 

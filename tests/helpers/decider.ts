@@ -67,8 +67,9 @@ function when<O>(decision: Decision<O>): When<O> {
 }
 
 /**
- * The command a billed call (its feature's builder: kv/calls.ts) makes for the wallet's token, as
- * the REST route and the MCP tool make it (billedCommand); `at` is what its call log shows.
+ * The command a billed call (its feature's builder: kv/calls.ts) makes, through billedCommand as the
+ * REST route and the MCP tool make it: for the wallet's token, or for the scoped key `by`; `at` is
+ * what its call log shows.
  */
 export function commandOfCall<R extends ReadSet>(
   call: BilledCall<R>,
@@ -77,9 +78,11 @@ export function commandOfCall<R extends ReadSet>(
     path: "/kv/b/k",
     endpoint: "kv",
   },
+  by?: { keyId: string },
 ): BilledCommand<Reply, R> {
-  const spec = { ...call, price: call.price ?? 0, call: { ...at, startedAt: 0 } };
-  return billedCommand({ walletId: WALLET }, spec) as unknown as BilledCommand<Reply, R>;
+  const caller = { walletId: WALLET, key: by && { keyId: by.keyId, hash: `hash-${by.keyId}` } };
+  const made = { caller, at: { ...at, startedAt: 0 }, routePrice: 0 };
+  return billedCommand(call, made) as unknown as BilledCommand<Reply, R>;
 }
 
 /** Decides a billed command after `given`, as the ledger would. */

@@ -2851,12 +2851,12 @@ export interface operations {
           includeAttachments?: boolean;
           schedule?: {
             /**
-             * @description Five fields: minute hour day-of-month month day-of-week. Refused (400) when it is not cron syntax or, relative to the time of the request, never fires again.
+             * @description Five fields: minute hour day-of-month month day-of-week, each a number or name (JAN-DEC, SUN-SAT), `*`, a list, a range or a step (`*\/15`, `1-5`); no `@` macros, no seconds and no L, W, #, ? or +. Anything else is a `400` naming the field and the rule. Also refused (`400`, time-relative): a schedule that, from the time of the request, never fires again (`0 0 30 2 *`).
              * @example 0 9 * * 1-5
              */
             cron: string;
             /**
-             * @description An IANA time zone the service knows (refused with 400 otherwise)
+             * @description An IANA time zone name the service knows (`Europe/Paris`, `UTC`; any case): offsets (`+02:00`), legacy IDs (`PST`) and unknown names are a `400`
              * @example Europe/Paris
              */
             timezone: string;
@@ -3637,12 +3637,12 @@ export interface operations {
           includeAttachments?: boolean;
           schedule?: {
             /**
-             * @description Five fields: minute hour day-of-month month day-of-week. Refused (400) when it is not cron syntax or, relative to the time of the request, never fires again.
+             * @description Five fields: minute hour day-of-month month day-of-week, each a number or name (JAN-DEC, SUN-SAT), `*`, a list, a range or a step (`*\/15`, `1-5`); no `@` macros, no seconds and no L, W, #, ? or +. Anything else is a `400` naming the field and the rule. Also refused (`400`, time-relative): a schedule that, from the time of the request, never fires again (`0 0 30 2 *`).
              * @example 0 9 * * 1-5
              */
             cron: string;
             /**
-             * @description An IANA time zone the service knows (refused with 400 otherwise)
+             * @description An IANA time zone name the service knows (`Europe/Paris`, `UTC`; any case): offsets (`+02:00`), legacy IDs (`PST`) and unknown names are a `400`
              * @example Europe/Paris
              */
             timezone: string;
@@ -4076,12 +4076,12 @@ export interface operations {
           includeAttachments?: boolean;
           schedule?: {
             /**
-             * @description Five fields: minute hour day-of-month month day-of-week. Refused (400) when it is not cron syntax or, relative to the time of the request, never fires again.
+             * @description Five fields: minute hour day-of-month month day-of-week, each a number or name (JAN-DEC, SUN-SAT), `*`, a list, a range or a step (`*\/15`, `1-5`); no `@` macros, no seconds and no L, W, #, ? or +. Anything else is a `400` naming the field and the rule. Also refused (`400`, time-relative): a schedule that, from the time of the request, never fires again (`0 0 30 2 *`).
              * @example 0 9 * * 1-5
              */
             cron?: string;
             /**
-             * @description An IANA time zone the service knows (refused with 400 otherwise)
+             * @description An IANA time zone name the service knows (`Europe/Paris`, `UTC`; any case): offsets (`+02:00`), legacy IDs (`PST`) and unknown names are a `400`
              * @example Europe/Paris
              */
             timezone?: string;
@@ -5036,9 +5036,15 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** Format: date-time */
+          /**
+           * Format: date-time
+           * @description Deliveries created at or after this. Time-relative, refused with `400` otherwise: at most 7 days before the request, and in the past when `until` is absent
+           */
           since: string;
-          /** Format: date-time */
+          /**
+           * Format: date-time
+           * @description Before this, and after `since` (else `400`); default now
+           */
           until?: string;
         };
       };
@@ -6029,7 +6035,10 @@ export interface operations {
           scope: "read" | "write";
           buckets?: string[];
           spendCap?: number;
-          /** Format: date-time */
+          /**
+           * Format: date-time
+           * @description When the key stops working; time-relative: one not in the future is a `400`
+           */
           expiresAt?: string;
         };
       };

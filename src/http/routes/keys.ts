@@ -50,7 +50,8 @@ export const KeyInput = zod.strictObject({
     offset: true,
     error: "must be an ISO 8601 date-time such as 2027-01-31T00:00:00Z",
   })
-    .optional(),
+    .optional()
+    .meta({ description: "When the key stops working; time-relative: one not in the future is a `400`" }),
 }, { error: "must be a JSON object" });
 
 const KeyView = z.object({

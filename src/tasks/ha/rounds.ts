@@ -2,7 +2,7 @@
 // layout, then the wait until it is whole again (a primary and a synchronous secondary), then the
 // load judged (src/tasks/chaos/verify.ts) and the audit and replay run on the primary of the moment.
 import type { HaLayout } from "./layout.ts";
-import { HA_DATABASE } from "./layout.ts";
+import { HA_DATABASE } from "./settings.ts";
 import type { Haproxy } from "../cluster/haproxy.ts";
 import type { Instance } from "../cluster/instances.ts";
 import { type Answer, startLoad } from "../chaos/load.ts";

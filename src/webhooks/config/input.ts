@@ -6,7 +6,13 @@ import { z } from "@hono/zod-openapi";
 import { EMAIL_FORMATS } from "../payloads.ts";
 import { HEADER_NAME, HEADER_VALUE, RESERVED_HEADERS } from "../headers.ts";
 import { hasAtMostCodePoints } from "../../code_points.ts";
-import { IANA_NAME, MAX_CRON_LENGTH, MAX_TIMEZONE_LENGTH } from "../../schedules/cron.ts";
+import {
+  cronProblem,
+  IANA_NAME,
+  MAX_CRON_LENGTH,
+  MAX_TIMEZONE_LENGTH,
+  timezoneProblem,
+} from "../../schedules/cron.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../url_safety.ts";
 import { MAILBOX_RULES, MAILBOX_RULES_SCHEMA, mailboxProblem } from "./mailbox_rules.ts";
 import { WHOLE_PHRASE } from "../../calls/parsed.ts";
@@ -127,22 +133,41 @@ const IncludeAttachments = z.boolean(expected("true or false"));
 
 const Cron = z.string(expected("a string")).meta({
   maxLength: MAX_CRON_LENGTH,
-  description: "Five fields: minute hour day-of-month month day-of-week. Refused (400) when it is not " +
-    "cron syntax or, relative to the time of the request, never fires again.",
+  description: "Five fields: minute hour day-of-month month day-of-week, each a number or name (JAN-DEC, " +
+    "SUN-SAT), `*`, a list, a range or a step (`*/15`, `1-5`); no `@` macros, no seconds and no L, W, #, ? " +
+    "or +. Anything else is a `400` naming the field and the rule. Also refused (`400`, time-relative): a " +
+    "schedule that, from the time of the request, never fires again (`0 0 30 2 *`).",
   example: "0 9 * * 1-5",
 });
 const Timezone = z.string(expected("a string")).meta({
   maxLength: MAX_TIMEZONE_LENGTH,
   pattern: IANA_NAME.source,
-  description: "An IANA time zone the service knows (refused with 400 otherwise)",
+  description: "An IANA time zone name the service knows (`Europe/Paris`, `UTC`; any case): offsets " +
+    "(`+02:00`), legacy IDs (`PST`) and unknown names are a `400`",
   example: "Europe/Paris",
 });
+
+/**
+ * The rules of a schedule's own fields (cron syntax, a known zone) as the schedule's refinement, with
+ * the phrases validateSchedule gives: `Invalid schedule.cron "0 0": must have 5 fields ...`.
+ */
+function scheduleFieldRules(schedule: { cron?: string; timezone?: string }, ctx: z.RefinementCtx) {
+  const problem = (typeof schedule.cron === "string" ? cronProblem(schedule.cron) : null) ??
+    (typeof schedule.timezone === "string" ? timezoneProblem(schedule.timezone) : null);
+  if (problem) {
+    ctx.addIssue({
+      code: "custom",
+      message: problem.replace(/^Invalid schedule\./, ""),
+      params: WHOLE_PHRASE,
+    });
+  }
+}
 
 const Schedule = z.strictObject({
   cron: Cron,
   timezone: Timezone,
   active: z.boolean(expected("true or false")).optional(),
-}, expected("an object"));
+}, expected("an object")).superRefine(scheduleFieldRules);
 
 export const Url = z.string(expected("a string")).meta({
   format: "uri",
@@ -239,7 +264,7 @@ export const PatchWebhookInput = z.strictObject({
     cron: Cron.optional(),
     timezone: Timezone.optional(),
     active: z.boolean(expected("true or false")).optional(),
-  }, expected("an object or null")).nullable().optional(),
+  }, expected("an object or null")).superRefine(scheduleFieldRules).nullable().optional(),
 }, expected("a JSON object")).superRefine((patch, ctx) => {
   const field = patch.schedule ? mailboxFieldIn(patch) : undefined;
   if (field) ctx.addIssue({ code: "custom", message: notWithSchedule(field), params: WHOLE_PHRASE });

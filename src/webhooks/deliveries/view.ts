@@ -8,7 +8,7 @@ import {
   type PageCursor,
 } from "../../../projections/delivery_history_reads.ts";
 import { WebhookId } from "../config/input.ts";
-import type { Parsed } from "../../calls/parsed.ts";
+import { type Parsed, WHOLE_PHRASE } from "../../calls/parsed.ts";
 import { integerParam } from "../../calls/integer_pattern.ts";
 import { quoteInput } from "../../storable_text.ts";
 
@@ -62,9 +62,23 @@ const instant = z.iso.datetime({
 });
 
 export const RecoverInput = z.strictObject({
-  since: instant.openapi({ description: "Deliveries created at or after this, at most 7 days ago" }),
-  until: instant.optional().openapi({ description: "Before this; default now" }),
-}, { error: "must be a JSON object" });
+  // .meta, not .openapi: the body is documented by zod's own JSON Schema (documentedJson), which reads meta.
+  since: instant.meta({
+    description:
+      "Deliveries created at or after this. Time-relative, refused with `400` otherwise: at most " +
+      "7 days before the request, and in the past when `until` is absent",
+  }),
+  until: instant.optional().meta({ description: "Before this, and after `since` (else `400`); default now" }),
+}, { error: "must be a JSON object" }).superRefine((window, ctx) => {
+  // A rule across the two fields, so the schema's: the decision keeps only the time-relative ones.
+  if (window.until !== undefined && Date.parse(window.until) <= Date.parse(window.since)) {
+    ctx.addIssue({
+      code: "custom",
+      message: `until "${window.until}": must be after since`,
+      params: WHOLE_PHRASE,
+    });
+  }
+});
 export type RecoverInput = z.infer<typeof RecoverInput>;
 
 export const DeliveriesQuery = z.object({
