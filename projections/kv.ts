@@ -3,7 +3,7 @@
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 import { defineProjection, type ReadKind, rowId, rowRead } from "./projection.ts";
-import { prefixEnd } from "../src/kv/key_order.ts";
+import { prefixEnd } from "./kv_key_order.ts";
 
 export interface KvRow {
   wallet_id: string;

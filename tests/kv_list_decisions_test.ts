@@ -8,7 +8,7 @@ import type { BilledCommand } from "../src/ledger/command.ts";
 import type { Read } from "../src/ledger/reads.ts";
 import { type KvBucketChanges, kvBucketChangesRead, type KvPage } from "../projections/kv.ts";
 import { decodeCursor, encodeCursor, type KvListing, utf8Length } from "../src/kv/listing.ts";
-import { compareKeys, prefixEnd } from "../src/kv/key_order.ts";
+import { compareKeys, prefixEnd } from "../projections/kv_key_order.ts";
 import type { Reply } from "../src/calls/reply.ts";
 
 const opened = [

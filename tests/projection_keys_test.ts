@@ -21,7 +21,7 @@ import * as viewCalls from "../projections/view_calls.ts";
 import * as walletSettings from "../projections/wallet_settings.ts";
 import * as webhookHealth from "../projections/webhook_health.ts";
 import * as webhooks from "../projections/webhooks.ts";
-import * as creditMovements from "../events/credit_movements.ts";
+import * as creditMovements from "../projections/credit_movements.ts";
 import * as attachments from "../src/attachments/store.ts";
 import * as scheduleClaims from "../src/schedules/claims.ts";
 import * as outbox from "../src/webhooks/outbox.ts";

@@ -7,7 +7,7 @@ import type { ReadSet } from "../src/ledger/reads.ts";
 import { walletCalls } from "../src/wallets/calls.ts";
 import type { BilledCall } from "../src/calls/billed_call.ts";
 import { usageOf, utcDay } from "../projections/daily_usage.ts";
-import { MOVEMENT_SCAN_EVENTS } from "../events/credit_movements.ts";
+import { MOVEMENT_SCAN_EVENTS } from "../projections/credit_movements.ts";
 import { VIEW_CALLS_PER_MINUTE } from "../src/wallets/view_limit.ts";
 
 const opened: NewEvent[] = [

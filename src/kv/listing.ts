@@ -5,7 +5,7 @@
 import type { KvBucketChanges, KvListedEntry, KvPage } from "../../projections/kv.ts";
 import type { CallDecision } from "../ledger/command.ts";
 import { answer, jsonReply, type Reply } from "../calls/reply.ts";
-import { compareKeys } from "./key_order.ts";
+import { compareKeys } from "../../projections/kv_key_order.ts";
 import { isStorable, quoteInput } from "../storable_text.ts";
 
 export const MAX_LIST_LIMIT = 100;

@@ -48,12 +48,9 @@ export const FLOORS: string[][] = [
 export const ALLOWED_BACK_UP: [string, string][] = [
   // A schedule is a delivery source; webhooks/config reads schedules/cron.ts (item 3).
   ["src/schedules/", "src/webhooks/"],
-  // Folds using the pure rules of features: configFromEvent, nextRunAt, prefixEnd.
+  // Folds using the pure rules of features: configFromEvent, nextRunAt, runMessageId.
   ["projections/", "src/webhooks/"],
   ["projections/", "src/schedules/"],
-  ["projections/", "src/kv/"],
-  // events/credit_movements.ts takes `type ReadKind` from projections/.
-  ["events/", "projections/"],
 ];
 
 /**

@@ -9,7 +9,7 @@ import { ERASE, RECHARGE, TOKEN, VIEWS } from "../calls/prices.ts";
 import { viewCallsRead } from "../../projections/view_calls.ts";
 import { dailyUsageRead } from "../../projections/daily_usage.ts";
 import { type LogEndpoint, newestCallLogsRead } from "../../projections/call_logs.ts";
-import { creditMovementsRead } from "../../events/credit_movements.ts";
+import { creditMovementsRead } from "../../projections/credit_movements.ts";
 import { callLogPage, rechargeLink, walletInfo } from "./commands.ts";
 import { type ErasedCounts, erasure } from "./erasure.ts";
 import { withinViewLimit } from "./view_limit.ts";

@@ -1,7 +1,7 @@
 // GET /token/ledger, pure: one page of the wallet's credit movements, newest first, with the
 // cursor of the next page (null on the last).
 import type { CallDecision } from "../ledger/command.ts";
-import type { CreditMovement, MovementsPage } from "../../events/credit_movements.ts";
+import type { CreditMovement, MovementsPage } from "../../projections/credit_movements.ts";
 import { answer, jsonReply, type Reply } from "../calls/reply.ts";
 
 export const DEFAULT_LEDGER_LIMIT = 50;

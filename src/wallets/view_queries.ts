@@ -2,7 +2,7 @@
 // query and MCP's usage_summary arguments alike, and are what /openapi.json says of them.
 import { z } from "@hono/zod-openapi";
 import { MAX_USAGE_DAYS } from "../../projections/daily_usage.ts";
-import { MAX_MOVEMENTS } from "../../events/credit_movements.ts";
+import { MAX_MOVEMENTS } from "../../projections/credit_movements.ts";
 import { DEFAULT_LEDGER_LIMIT } from "./ledger_page.ts";
 import { DEFAULT_USAGE_DAYS } from "./usage_report.ts";
 import { integerParam, integerPattern } from "../calls/integer_pattern.ts";

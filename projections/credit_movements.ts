@@ -1,8 +1,8 @@
 // A wallet's credit movements read straight from the log (GET /token/ledger): every grant, purchase
 // and debit since the wallet's first day, newest first. Stream versions are gapless, so a page
 // reads one bounded range of versions by the primary key and no read model is needed.
-import type { EventType, NewEvent, StoredEvent } from "./catalogue.ts";
-import type { ReadKind } from "../projections/projection.ts";
+import type { EventType, NewEvent, StoredEvent } from "../events/catalogue.ts";
+import type { ReadKind } from "./projection.ts";
 import type { Queryable } from "../src/db/connect.ts";
 
 export type MovementType = "grant" | "purchase" | "debit" | "adjustment";
