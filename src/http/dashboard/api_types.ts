@@ -93,7 +93,7 @@ export interface paths {
     };
     /**
      * Newest call log entries
-     * @description Costs 1 credit per entry returned. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
+     * @description Costs 1 credit per entry returned. The free views' own entries only with `views=include`. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
     get: operations["listCallLogs"];
     put?: never;
@@ -1550,6 +1550,8 @@ export interface operations {
         /** @description How many entries, 1 to 100, default 5 */
         n?: string;
         type?: "kv" | "token" | "webhook" | "webhook-delivery" | "email" | "payment";
+        /** @description exclude (default): leave out the entries of the free views a console calls by itself (GET /token/ledger, /token/usage, /schedule-preview, /recharge, free), so the wallet's own calls come first; include: show them too */
+        views?: "exclude" | "include";
       };
       header?: never;
       path?: never;
