@@ -93,9 +93,29 @@ export interface paths {
     };
     /**
      * Newest call log entries
-     * @description Costs 1 credit per entry returned. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
+     * @description Costs 1 credit per entry returned. The free views' own entries only with `views=include`. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
     get: operations["listCallLogs"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/kv": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the wallet's buckets that hold a live key
+     * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication. One page per call, at most `limit` names; follow `nextCursor`. The wallet's token only: a scoped key gets `403`.
+     */
+    get: operations["listBuckets"];
     put?: never;
     post?: never;
     delete?: never;
@@ -300,7 +320,7 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * One delivery, with the body it was sent with
+     * One delivery, with the body it was sent with or will be sent with
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
     get: operations["getDelivery"];
@@ -346,6 +366,26 @@ export interface paths {
      * @description At most 500 a call, oldest first: call again for the next ones. Nothing is charged again but the call. One recover that queues deliveries per webhook per `WEBHOOK_RECOVER_INTERVAL_MS` (default 60 s): within it, `429` with `Retry-After`, charged like any refusal; one with nothing to queue answers `{"queued": 0}` at any time. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
     post: operations["recoverDeliveries"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/schedule-preview": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The next 5 runs of a schedule, planned as the scheduler plans them
+     * @description The cron and zone are checked as `schedule` of POST /webhook is, with the same `400` phrases (a schedule that never fires again included). Free (X-Cost 0, so an empty wallet can call it); at most 30 calls a minute per wallet to /token/ledger, /token/usage and /schedule-preview together, then 429 with Retry-After.
+     */
+    get: operations["previewSchedule"];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -507,7 +547,7 @@ export interface paths {
     };
     /**
      * Every credit movement of the wallet, newest first
-     * @description From the event log, back to the wallet's first day. A page looks at most at 1000 events of the log, so it may hold fewer than `limit` entries with a `nextCursor`; `nextCursor` is null on the last page. Free (X-Cost 0, so an empty wallet can call it); at most 30 calls a minute per wallet to /token/ledger and /token/usage together, then 429 with Retry-After.
+     * @description From the event log, back to the wallet's first day. A page looks at most at 1000 events of the log, so it may hold fewer than `limit` entries with a `nextCursor`; `nextCursor` is null on the last page. Free (X-Cost 0, so an empty wallet can call it); at most 30 calls a minute per wallet to /token/ledger, /token/usage and /schedule-preview together, then 429 with Retry-After.
      */
     get: operations["listLedger"];
     put?: never;
@@ -527,7 +567,7 @@ export interface paths {
     };
     /**
      * Calls, credits and errors per UTC day and endpoint type
-     * @description Every day of the range, oldest first. With `Accept: text/csv` or `format=csv`: CSV with the header `date,type,calls,credits,errors`, one line per day and type with calls. Free (X-Cost 0, so an empty wallet can call it); at most 30 calls a minute per wallet to /token/ledger and /token/usage together, then 429 with Retry-After.
+     * @description Every day of the range, oldest first. With `Accept: text/csv` or `format=csv`: CSV with the header `date,type,calls,credits,errors`, one line per day and type with calls. Free (X-Cost 0, so an empty wallet can call it); at most 30 calls a minute per wallet to /token/ledger, /token/usage and /schedule-preview together, then 429 with Retry-After.
      */
     get: operations["getUsage"];
     put?: never;
@@ -721,12 +761,33 @@ export interface components {
       responseExcerpt: string | null;
     };
     DeliveryWithPayload: components["schemas"]["Delivery"] & {
-      /** @description The JSON body as last sent; null before the first attempt */
+      /** @description The JSON body as last sent; before the first attempt (pending, or held by a paused webhook) the body it will be sent with, rendered now in the webhook's format (attachment links signed now, valid 1 hour, as each attempt signs its own); null when the format cannot render it */
       payload?: unknown;
+      /** @description true: payload is the body as last sent; false: the body it will be sent with */
+      payloadSent: boolean;
     };
     RecoverResult: {
       /** @description Deliveries queued again */
       queued: number;
+    };
+    SchedulePreview: {
+      cron: string;
+      /** @description The zone as a schedule keeps it (its IANA spelling) */
+      timezone: string;
+      /** @description The next 5 runs after now, oldest first; fewer when the schedule ends sooner */
+      runs: components["schemas"]["PreviewRun"][];
+    };
+    PreviewRun: {
+      /**
+       * Format: date-time
+       * @description The planned run in UTC
+       */
+      at: string;
+      /**
+       * @description The same instant on the zone's wall clock, ISO 8601 with its offset then
+       * @example 2027-03-01T09:00:00+01:00
+       */
+      local: string;
     };
     CheckoutEvent: {
       id: string;
@@ -1509,6 +1570,8 @@ export interface operations {
         /** @description How many entries, 1 to 100, default 5 */
         n?: string;
         type?: "kv" | "token" | "webhook" | "webhook-delivery" | "email" | "payment";
+        /** @description exclude (default): leave out the entries of the free views a console calls by itself (GET /token/ledger, /token/usage, /schedule-preview, /recharge, free), so the wallet's own calls come first; include: show them too */
+        views?: "exclude" | "include";
       };
       header?: never;
       path?: never;
@@ -1547,6 +1610,166 @@ export interface operations {
               keyId?: string;
             }[];
             n: number;
+          };
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  listBuckets: {
+    parameters: {
+      query?: {
+        /** @description Only buckets that start with it; default all */
+        prefix?: string;
+        /** @description Most keys in the answer, 1 to 100; default 100 */
+        limit?: string;
+        /** @description The `nextCursor` of the previous page with the same prefix, as it was answered (opaque); any other value is a billed `400` */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of bucket names */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description Names of buckets with a live key, in the database's order of names */
+            buckets: string[];
+            /** @description Pass it as `cursor` for the next page; null when the listing is complete. A page may hold fewer names than `limit` (none, even) and still have a next one */
+            nextCursor: string | null;
           };
         };
       };
@@ -5255,6 +5478,111 @@ export interface operations {
       };
     };
   };
+  previewSchedule: {
+    parameters: {
+      query: {
+        /** @description Five fields: minute hour day-of-month month day-of-week, as `schedule.cron` of POST /webhook (at most 200 characters) */
+        cron: string;
+        /** @description An IANA time zone, as `schedule.timezone` (at most 64 characters) */
+        timezone: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The next runs */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The balance */
+          "X-Balance": number;
+          /** @description Always 0 */
+          "X-Cost": 0;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SchedulePreview"];
+        };
+      };
+      /** @description `Invalid schedule.cron ...` or `Invalid schedule.timezone ...`, as POST /webhook */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`: more than 30 calls to /token/ledger, /token/usage and /schedule-preview in a minute */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The balance */
+          "X-Balance": number;
+          /** @description Always 0 */
+          "X-Cost": 0;
+          /** @description Seconds until a call fits */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   downloadAttachment: {
     parameters: {
       query?: {
@@ -6643,7 +6971,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description `Too Many Requests`: more than 30 calls to /token/ledger and /token/usage in a minute */
+      /** @description `Too Many Requests`: more than 30 calls to /token/ledger, /token/usage and /schedule-preview in a minute */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6751,7 +7079,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description `Too Many Requests`: more than 30 calls to /token/ledger and /token/usage in a minute */
+      /** @description `Too Many Requests`: more than 30 calls to /token/ledger, /token/usage and /schedule-preview in a minute */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
