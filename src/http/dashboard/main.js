@@ -9,6 +9,8 @@ import { ledgerPanel } from "./ledger.js";
 import { logsPanel } from "./logs.js";
 import { webhooksPanel } from "./webhooks.js";
 import { settingsPanel } from "./settings.js";
+import { newTokenPanel } from "./token_new.js";
+import { priceLabel } from "./prices.js";
 
 /** @typedef {import("./api.js").Session} Session */
 
@@ -26,19 +28,29 @@ function say(/** @type {string} */ message, /** @type {"ok" | "error" | ""} */ t
   status.className = `status ${tone}`;
 }
 
+/** What the last billed answer cost and left: the status line repeats them after an action. */
+const last = { cost: 0, balance: "" };
+
 /** @type {Session} */
 const session = {
   client: apiClient(""),
   token: "",
   answered(response, body) {
     const shown = response.headers.get("x-balance");
-    if (shown !== null) balance.textContent = count(Number(shown));
+    if (shown !== null) {
+      last.balance = count(Number(shown));
+      balance.textContent = last.balance;
+    }
+    last.cost = Number(response.headers.get("x-cost") ?? "0");
     if (response.ok) return true;
     say(problemOf(response, body), "error");
     if (response.status === 401) input.focus();
     return false;
   },
   notify: (message) => say(message, "ok"),
+  charged: (message) =>
+    say(`${message} Cost ${priceLabel(last.cost)}; balance ${last.balance} credits.`, "ok"),
+  open: (token) => open(token),
 };
 
 const usage = usagePanel(session);
@@ -46,6 +58,7 @@ const ledger = ledgerPanel(session);
 logsPanel(session);
 webhooksPanel(session);
 settingsPanel(session);
+newTokenPanel(session, { keep: (token) => sessionStorage.setItem(TOKEN_KEY, token) });
 
 async function loadRechargeLinks() {
   const links = byId("recharge-links");

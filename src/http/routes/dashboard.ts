@@ -39,6 +39,8 @@ const FILES: Record<string, string> = {
   "webhooks.js": JS,
   "deliveries.js": JS,
   "settings.js": JS,
+  "prices.js": JS,
+  "token_new.js": JS,
   [OPENAPI_FETCH]: JS,
 };
 
