@@ -15,6 +15,7 @@ import {
   textOf,
 } from "./helpers/browser.ts";
 import { type Receiver, startReceiver } from "./helpers/receiver.ts";
+import { walletClient } from "./helpers/client.ts";
 
 declare const document: any, sessionStorage: any;
 
@@ -40,11 +41,12 @@ async function priceOnButton(page: Page, selector: string): Promise<number> {
 
 /**
  * Clicks a charged button and checks the balance fell by exactly the price it showed, and that the
- * status line says that cost. Returns the status line.
+ * status line says that cost (`elsewhere`: credits the test spent outside the page since the page
+ * last showed the balance). Returns the status line.
  */
-async function pricedClick(page: Page, selector: string, says: RegExp): Promise<string> {
+async function pricedClick(page: Page, selector: string, says: RegExp, elsewhere = 0): Promise<string> {
   const price = await priceOnButton(page, selector);
-  const before = await shownBalance(page);
+  const before = await shownBalance(page) - elsewhere;
   await clearStatus(page);
   await page.click(selector);
   const status = await statusSays(page, new RegExp(`${says.source}.*Cost`));
@@ -53,6 +55,93 @@ async function pricedClick(page: Page, selector: string, says: RegExp): Promise<
   const cost = /Cost (free|(\d+) credits?)/.exec(status)!;
   assert.equal(cost[1] === "free" ? 0 : Number(cost[2]), price, status);
   return status;
+}
+
+/** Replaces an input's text, as a user selecting it all and typing would. */
+async function typeInto(page: Page, selector: string, text: string) {
+  await page.$eval(selector, (e: any) => (e.value = ""));
+  await page.type(selector, text);
+}
+
+/**
+ * Clicks a charged button whose call is refused, and checks the refusal was charged its shown price;
+ * `elsewhere`: credits the test spent outside the page since the page last showed the balance.
+ */
+async function refusedClick(page: Page, selector: string, says: RegExp, elsewhere = 0): Promise<string> {
+  const price = await priceOnButton(page, selector);
+  const before = await shownBalance(page) - elsewhere;
+  await clearStatus(page);
+  await page.click(selector);
+  const status = await statusSays(page, says);
+  assert.equal(before - await shownBalance(page), price, `${selector} refused: charged its price`);
+  return status;
+}
+
+async function usesTheKeyValueStore({ page, svc, token }: Journey) {
+  const MARKUP = '<img src="/nowhere" id="injected"> & <b>bold</b>';
+  await typeInto(page, "#kv-bucket", "notes");
+  await typeInto(page, "#kv-key", "greeting");
+  await typeInto(page, "#kv-value", MARKUP);
+  await typeInto(page, "#kv-ttl", "2h");
+  assert.match(await textOf(page, "#kv-etag"), /creates the entry/);
+  await pricedClick(page, "#kv-save", /Created greeting\./);
+  // A second create of the same key is refused: the page never overwrites what it did not open.
+  await page.click("#kv-key");
+  await page.keyboard.type(" ");
+  await page.keyboard.press("Backspace");
+  await refusedClick(page, "#kv-save", /Changed meanwhile/);
+
+  await pricedClick(page, "#kv-load", /Opened greeting\./);
+  assert.equal(await page.$eval("#kv-value", (e: any) => e.value), MARKUP, "shown as text");
+  assert.equal(await page.$("#injected"), null, "never as markup");
+  assert.match(await textOf(page, "#kv-etag"), /Version "\d+"/);
+
+  // Someone else writes it meanwhile: the edit is refused with 412 and a clear message, nothing lost.
+  const other = walletClient(svc, token);
+  assert.equal((await other.post("/kv/notes/greeting", "written elsewhere")).status, 200);
+  await typeInto(page, "#kv-value", "my edit");
+  const refused = await refusedClick(page, "#kv-save", /Changed meanwhile/, 1);
+  assert.match(refused, /nothing was changed/);
+  assert.equal((await other.get("/kv/notes/greeting")).text, "written elsewhere");
+  await pricedClick(page, "#kv-load", /Opened greeting\./, 1);
+  assert.equal(await page.$eval("#kv-value", (e: any) => e.value), "written elsewhere");
+  await typeInto(page, "#kv-value", "my edit");
+  await pricedClick(page, "#kv-save", /Saved greeting\./);
+  assert.equal((await other.get("/kv/notes/greeting")).text, "my edit");
+  const readElsewhere = 1;
+  assert.equal(await page.$eval("#kv-save", (e: any) => e.disabled), true, "open it again to edit again");
+
+  // A counter, incremented twice.
+  await typeInto(page, "#kv-key", "visits");
+  await typeInto(page, "#kv-ttl", "");
+  await pricedClick(page, "#kv-incr", /visits is now 1\./, readElsewhere);
+  await typeInto(page, "#kv-by", "4");
+  await pricedClick(page, "#kv-incr", /visits is now 5\./);
+  await typeInto(page, "#kv-ttl", "1w");
+  await clearStatus(page);
+  await page.click("#kv-incr");
+  assert.match(await statusSays(page, /Invalid time to live/), /s, m, h or d/);
+
+  // Listed by prefix, in pages of 5: greeting, then three more, then visits.
+  for (const name of ["k1", "k2", "k3", "k4"]) {
+    assert.equal((await other.post(`/kv/notes/${name}`, "x".repeat(1000))).status, 200);
+  }
+  await page.select("#kv-limit", "5");
+  await pricedClick(page, "#kv-list", /5 key\(s\) on page 1 of notes\./, 4);
+  const rows = await page.$$eval("#kv-table tbody tr", (trs: any[]) => trs.map((tr) => tr.textContent));
+  assert.equal(rows.length, 5);
+  assert.match(rows[0], /^greeting7 Bin 1 hour 59 minutesOpen \(1 credit\)$/);
+  assert.match(rows[1], /^k11000 Bin 29 days 23 hours/);
+  await pricedClick(page, "#kv-next", /1 key\(s\) on page 2 of notes\./);
+  assert.match(await textOf(page, "#kv-table tbody"), /^visits1 Bin 29 days 23 hours/);
+  await pricedClick(page, "#kv-previous", /5 key\(s\) on page 1/);
+  await typeInto(page, "#kv-prefix", "k");
+  await pricedClick(page, "#kv-list", /4 key\(s\) on page 1 of notes\./);
+
+  // Opened from the list, then deleted with its ETag.
+  await pricedClick(page, "#kv-table tbody tr:nth-child(2) button", /Opened k2\./);
+  await pricedClick(page, "#kv-delete", /Deleted k2\./);
+  assert.equal((await other.get("/kv/notes/k2")).status, 404);
 }
 
 async function getsAToken(j: Journey) {
@@ -102,6 +191,12 @@ Deno.test({
 
       await t.step("get a token: shown once, kept in this tab when asked, the 429 wait", () => getsAToken(j));
 
+      await t.step(
+        "the key-value store: create, open as text, edit with the ETag (a concurrent change refused), " +
+          "increment, list by prefix in pages, delete",
+        () => usesTheKeyValueStore(j),
+      );
+
       await t.step("the audit is clean", async () => {
         const audit = await auditOf(svc);
         assert.equal(audit.code, 0, audit.stdout + audit.stderr);
@@ -114,5 +209,3 @@ Deno.test({
     }
   },
 });
-
-export { pricedClick };

@@ -11,6 +11,8 @@ import { webhooksPanel } from "./webhooks.js";
 import { settingsPanel } from "./settings.js";
 import { newTokenPanel } from "./token_new.js";
 import { priceLabel } from "./prices.js";
+import { kvEntryPanel } from "./kv_entry.js";
+import { kvKeysPanel } from "./kv_keys.js";
 
 /** @typedef {import("./api.js").Session} Session */
 
@@ -56,6 +58,7 @@ const session = {
 const usage = usagePanel(session);
 const ledger = ledgerPanel(session);
 logsPanel(session);
+kvKeysPanel(session, kvEntryPanel(session));
 webhooksPanel(session);
 settingsPanel(session);
 newTokenPanel(session, { keep: (token) => sessionStorage.setItem(TOKEN_KEY, token) });

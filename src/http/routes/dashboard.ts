@@ -41,6 +41,9 @@ const FILES: Record<string, string> = {
   "settings.js": JS,
   "prices.js": JS,
   "token_new.js": JS,
+  "ttl.js": JS,
+  "kv_keys.js": JS,
+  "kv_entry.js": JS,
   [OPENAPI_FETCH]: JS,
 };
 
