@@ -23,6 +23,8 @@ export interface DeliveryDetail extends DeliveryRecord {
   sentBody: string | null;
   /** The outbox still has its payload, so it can be sent again. */
   kept: boolean;
+  /** What the outbox will render and send (the email as queued, the run); read for one delivery only. */
+  content?: unknown;
 }
 
 type JoinedRow = DeliveryHistoryRow & {
@@ -30,23 +32,36 @@ type JoinedRow = DeliveryHistoryRow & {
   responses: { attemptId: string; excerpt: string }[] | null;
   sent_body: string | null;
   kept: boolean;
+  content?: unknown;
 };
 
 function record(row: JoinedRow): DeliveryDetail {
-  const { shown_status, responses, sent_body, kept, ...history } = row;
+  const { shown_status, responses, sent_body, kept, content, ...history } = row;
   return {
     row: history,
     status: shown_status,
     excerpts: new Map((responses ?? []).map((r) => [r.attemptId, r.excerpt])),
     sentBody: sent_body,
     kept,
+    ...(content !== undefined ? { content } : {}),
   };
 }
 
-/** The deliveries of one webhook as it exists now, live, with their shown status and answers. */
-function joined(sql: Queryable, walletId: string, webhookId: string, now: Date) {
+/**
+ * The deliveries of one webhook as it exists now, live, with their shown status and answers; with
+ * `content`, the outbox's payload too (one delivery's: a page would carry up to 100 emails).
+ */
+function joined(
+  sql: Queryable,
+  walletId: string,
+  webhookId: string,
+  options: { now: Date; content?: boolean },
+) {
+  const now = options.now;
   return sql`
-    select d.*, o.responses, o.sent_body, o.id is not null as kept,
+    select d.*, o.responses, o.sent_body, o.id is not null as kept${
+    options.content ? sql`, o.payload as content` : sql``
+  },
            case when d.status = 'pending' and d.kind = 'email' and h.paused_at is not null then 'paused'
                 else d.status end as shown_status
     from delivery_history d
@@ -78,7 +93,7 @@ export const deliveryPageRead: ReadKind<PageKey, DeliveryRecord[]> = {
   async load(sql, keys, now) {
     const pages = await Promise.all(keys.map(async (key) => {
       const rows = await sql<JoinedRow[]>`
-        select * from (${joined(sql, key.walletId, key.webhookId, now)}) p
+        select * from (${joined(sql, key.walletId, key.webhookId, { now })}) p
         where true
           ${key.status ? sql`and shown_status = ${key.status}` : sql``}
           ${
@@ -109,7 +124,7 @@ export const deliveryDetailRead: ReadKind<DeliveryKey, DeliveryDetail> = {
   async load(sql, keys, now) {
     const found = await Promise.all(keys.map(async (key) => {
       const [row] = await sql<JoinedRow[]>`
-        select * from (${joined(sql, key.walletId, key.webhookId, now)}) p
+        select * from (${joined(sql, key.walletId, key.webhookId, { now, content: true })}) p
         where message_id = ${key.messageId} or (message_id is null and delivery_id = ${key.messageId})
         order by created_at desc limit 1`;
       return row && record(row);
@@ -135,7 +150,7 @@ export const recoverableRead: ReadKind<WindowKey, DeliveryDetail[]> = {
   async load(sql, keys, now) {
     const found = await Promise.all(keys.map(async (key) => {
       const rows = await sql<JoinedRow[]>`
-        select * from (${joined(sql, key.walletId, key.webhookId, now)}) p
+        select * from (${joined(sql, key.walletId, key.webhookId, { now })}) p
         where status in ('failed', 'abandoned') and kind in ('email', 'scheduled') and kept
           and created_at >= ${new Date(key.since)} and created_at < ${new Date(key.until)}
         order by created_at, delivery_id limit ${key.limit}`;

@@ -1,6 +1,7 @@
 // HMAC-SHA256 and a comparison whose time does not depend on where two strings differ: the
 // primitives of every signature the service makes or checks (webhook deliveries, payment events,
 // download links), in one place, as Hono keeps them in utils/buffer.ts.
+import { createHmac } from "node:crypto";
 
 const encoder = new TextEncoder();
 
@@ -15,6 +16,15 @@ export async function hmacSha256(key: string | Uint8Array, data: string): Promis
     ["sign"],
   );
   return new Uint8Array(await crypto.subtle.sign("HMAC", cryptoKey, encoder.encode(data)));
+}
+
+/**
+ * The same HMAC-SHA256, computed at once: for the pure decisions that sign (a download link in a
+ * delivery's payload shown before it is sent), which cannot wait on Web Crypto's promise.
+ */
+export function hmacSha256Now(key: string | Uint8Array, data: string): Uint8Array {
+  if (key.length === 0) throw new RangeError("Invalid HMAC key: must not be empty");
+  return new Uint8Array(createHmac("sha256", key).update(data, "utf8").digest());
 }
 
 /** Time depends only on the lengths, never on where the strings first differ. */

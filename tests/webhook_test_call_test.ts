@@ -133,13 +133,13 @@ Deno.test("test deliveries", async (t) => {
         const answer = await fetch(url);
         assert.deepEqual([answer.status, await answer.text()], [403, "Invalid download link"], what);
       }
-      const expired = await signedAttachmentLink(
+      const expired = signedAttachmentLink(
         SERVER_SECRET,
         { publicUrl: svc.url, ref: SAMPLE_ATTACHMENT_REF, now: new Date(Date.now() - 2 * HOUR) },
       );
       const late = await fetch(expired.downloadUrl);
       assert.deepEqual([late.status, await late.text()], [403, "Download link expired"]);
-      const nothing = await signedAttachmentLink(
+      const nothing = signedAttachmentLink(
         SERVER_SECRET,
         { publicUrl: svc.url, ref: { ...SAMPLE_ATTACHMENT_REF, id: "no-such-file" }, now: new Date() },
       );

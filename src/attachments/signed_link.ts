@@ -1,7 +1,7 @@
 // Signed download links (CONTRACT sections 6 and 9): `/attachments/<owner>/<id>?expires=<unix>&sig=`
 // where `sig` is the base64url HMAC-SHA256 of owner, id and expiry under the server secret. A link is
 // valid for 1 hour from the delivery attempt that hands it out.
-import { hmacSha256, timingSafeEqual } from "../hmac.ts";
+import { hmacSha256Now, timingSafeEqual } from "../hmac.ts";
 
 export const DOWNLOAD_LINK_TTL_MS = 3600 * 1000;
 
@@ -34,13 +34,13 @@ export interface LinkParts {
 export type LinkCheck = "valid" | "expired" | "invalid";
 
 /** A link to `ref` valid for an hour from `now`, in the payload's attachment shape. */
-export async function signedAttachmentLink(
+export function signedAttachmentLink(
   secret: string,
   { publicUrl, ref, now }: { publicUrl: string; ref: AttachmentRef; now: Date },
-): Promise<AttachmentLink> {
+): AttachmentLink {
   const expiresAt = new Date(now.getTime() + DOWNLOAD_LINK_TTL_MS);
   const expires = String(Math.floor(expiresAt.getTime() / 1000));
-  const sig = await linkSignature(secret, ref.owner, ref.id, expires);
+  const sig = linkSignature(secret, ref.owner, ref.id, expires);
   const path = `/attachments/${encodeURIComponent(ref.owner)}/${encodeURIComponent(ref.id)}`;
   return {
     filename: ref.filename,
@@ -52,17 +52,17 @@ export async function signedAttachmentLink(
 }
 
 /** Checks the signature first, then the expiry, so a forger learns nothing about time. */
-export async function checkAttachmentLink(secret: string, link: LinkParts, now: Date): Promise<LinkCheck> {
+export function checkAttachmentLink(secret: string, link: LinkParts, now: Date): LinkCheck {
   const { expires, sig } = link;
   if (expires === undefined || sig === undefined || !/^\d{1,12}$/.test(expires)) return "invalid";
-  const expected = await linkSignature(secret, link.owner, link.id, expires);
+  const expected = linkSignature(secret, link.owner, link.id, expires);
   if (!timingSafeEqual(sig, expected)) return "invalid";
   return Number(expires) * 1000 > now.getTime() ? "valid" : "expired";
 }
 
-async function linkSignature(secret: string, owner: string, id: string, expires: string): Promise<string> {
+function linkSignature(secret: string, owner: string, id: string, expires: string): string {
   // Length-prefixed parts: no choice of owner and id can make two different links sign alike.
   const signed = `attachment-link-v1\n${owner.length}:${owner}\n${id.length}:${id}\n${expires}`;
-  const mac = await hmacSha256(secret, signed);
+  const mac = hmacSha256Now(secret, signed);
   return btoa(String.fromCharCode(...mac)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }

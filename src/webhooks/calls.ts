@@ -33,6 +33,7 @@ import {
   retryDelivery,
   showDelivery,
 } from "./deliveries/commands.ts";
+import type { LinkSigning } from "./delivery_body.ts";
 
 type Wallet = { walletId: string };
 type OneWebhook = Wallet & { webhookId: string };
@@ -85,12 +86,12 @@ export const webhookCalls = {
       decide: (state) => listDeliveries(request, state),
     });
   },
-  /** GET /webhook/{id}/deliveries/{deliveryId}. */
-  delivery({ walletId, webhookId, deliveryId }: OneDelivery) {
+  /** GET /webhook/{id}/deliveries/{deliveryId}; `signing` renders a payload not sent yet. */
+  delivery({ walletId, webhookId, deliveryId, signing }: OneDelivery & { signing?: LinkSigning }) {
     return billedCall({
       price: WEBHOOK.price,
       reads: deliveryReads(walletId, webhookId, deliveryId),
-      decide: showDelivery,
+      decide: (state) => showDelivery(state, { signing }),
     });
   },
   /** POST /webhook/{id}/deliveries/{deliveryId}/retry. */

@@ -1,14 +1,10 @@
-// One signed POST of a payload (CONTRACT section 8): the body rendered for the webhook, its custom
+// One signed POST of a payload (CONTRACT section 8): the body (rendered by delivery_body.ts), its custom
 // headers, the User-Agent and Standard Webhooks signature headers. Shared by the delivery worker,
 // the test endpoint and alerts, so a test looks exactly like a real delivery.
 import { SERVICE_NAME, SERVICE_VERSION } from "../service_info.ts";
-import { renderEmail } from "./formats/mod.ts";
 import { postJson } from "./http_post.ts";
 import { signatureHeaders } from "./signature.ts";
-import type { DeliveryContent } from "./outbox.ts";
-import type { EmailPayload } from "./payloads.ts";
-import { signedAttachmentLink } from "../attachments/signed_link.ts";
-import type { WebhookConfig } from "./config/config.ts";
+import type { LinkSigning } from "./delivery_body.ts";
 import type { Config } from "../config.ts";
 import type { Sql } from "../db/connect.ts";
 import { serverSecretFor } from "../server_secret.ts";
@@ -17,39 +13,9 @@ import type { AttemptResult } from "./delivery_channel.ts";
 export const USER_AGENT = `${SERVICE_NAME}/${SERVICE_VERSION}`;
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
-export interface LinkSigning {
-  serverSecret: string;
-  publicUrl: string;
-}
-
 /** How the service signs links: the server secret (generated once when not configured) and PUBLIC_URL. */
 export async function linkSigning(sql: Sql, config: Config): Promise<LinkSigning> {
   return { serverSecret: await serverSecretFor(sql, config.serverSecret), publicUrl: config.publicUrl };
-}
-
-/**
- * The exact JSON text POSTed for a webhook's delivery: an email goes through the webhook's format
- * with its attachment links signed now (valid 1 hour), or an empty list when the webhook excludes
- * them; a scheduled run goes as is.
- */
-export async function renderDeliveryBody(
-  webhook: WebhookConfig,
-  { content, signing, now }: {
-    content: Extract<DeliveryContent, { kind: "email" | "scheduled" }>;
-    signing: LinkSigning;
-    now: Date;
-  },
-): Promise<string> {
-  if (content.kind === "scheduled") return JSON.stringify(content.payload);
-  const mailbox = webhook.mode === "mailbox" ? webhook.mailbox : undefined;
-  const attachments = mailbox?.includeAttachments === false ? [] : await Promise.all(
-    content.payload.attachments.map((ref) =>
-      signedAttachmentLink(signing.serverSecret, { publicUrl: signing.publicUrl, ref, now })
-    ),
-  );
-  const email: EmailPayload = { ...content.payload, attachments };
-  // A webhook turned scheduled after the email came still gets it, as the raw payload.
-  return JSON.stringify(renderEmail(email, mailbox ?? {}));
 }
 
 /** Where a signed POST goes: the URL, the custom headers and the signing key. */

@@ -11,7 +11,8 @@ import type { Config } from "../config.ts";
 import { findActiveWallet } from "../../projections/wallets.ts";
 import { findWebhook } from "../../projections/webhooks.ts";
 import { findIdempotentReply } from "../../projections/idempotent_replies.ts";
-import { linkSigning, renderDeliveryBody, signedPost } from "./deliver.ts";
+import { linkSigning, signedPost } from "./deliver.ts";
+import { renderDeliveryBody } from "./delivery_body.ts";
 import { testDelivery } from "./test_payload.ts";
 import type { WebhookConfig } from "./config/config.ts";
 import { randomId, randomLowerId } from "../ids.ts";
@@ -91,7 +92,7 @@ async function postTestPayload(
       now,
       nonce: randomLowerId(16),
     });
-    const body = await renderDeliveryBody(webhook, { content, signing: await linkSigning(sql, config), now });
+    const body = renderDeliveryBody(webhook, { content, signing: await linkSigning(sql, config), now });
     const result = await signedPost(webhook, body, {
       messageId: ids.messageId,
       now,

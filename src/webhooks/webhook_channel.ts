@@ -3,7 +3,8 @@
 import type { Sql } from "../db/connect.ts";
 import { findWebhook } from "../../projections/webhooks.ts";
 import { type DeliveryChannel, renderFailure } from "./delivery_channel.ts";
-import { type LinkSigning, renderDeliveryBody, signedPost } from "./deliver.ts";
+import { signedPost } from "./deliver.ts";
+import { type LinkSigning, renderDeliveryBody } from "./delivery_body.ts";
 
 export interface WebhookChannelOptions {
   sql: Sql;
@@ -22,7 +23,7 @@ export function webhookChannel(options: WebhookChannelOptions): DeliveryChannel 
       if (!webhook) return undefined;
       let body: string;
       try {
-        body = await renderDeliveryBody(webhook, { content: delivery, signing: options.signing, now: at });
+        body = renderDeliveryBody(webhook, { content: delivery, signing: options.signing, now: at });
       } catch (error) {
         return renderFailure(error);
       }

@@ -300,7 +300,7 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * One delivery, with the body it was sent with
+     * One delivery, with the body it was sent with or will be sent with
      * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
     get: operations["getDelivery"];
@@ -721,8 +721,10 @@ export interface components {
       responseExcerpt: string | null;
     };
     DeliveryWithPayload: components["schemas"]["Delivery"] & {
-      /** @description The JSON body as last sent; null before the first attempt */
+      /** @description The JSON body as last sent; before the first attempt (pending, or held by a paused webhook) the body it will be sent with, rendered now in the webhook's format (attachment links signed now, valid 1 hour, as each attempt signs its own); null when the format cannot render it */
       payload?: unknown;
+      /** @description true: payload is the body as last sent; false: the body it will be sent with */
+      payloadSent: boolean;
     };
     RecoverResult: {
       /** @description Deliveries queued again */

@@ -36,7 +36,7 @@ export function attachmentRoutes(app: OpenAPIHono<AppEnv>) {
     const { sql, config, clock } = c.get("services");
     const now = clock.now();
     const secret = await serverSecretFor(sql, config.serverSecret);
-    const check = await checkAttachmentLink(secret, { owner, id, expires, sig }, now);
+    const check = checkAttachmentLink(secret, { owner, id, expires, sig }, now);
     if (check === "invalid") return errorResponse(c, 403, "Invalid download link");
     if (check === "expired") return errorResponse(c, 403, "Download link expired");
     const file = await readAttachment(sql, { walletId: owner, id, now });

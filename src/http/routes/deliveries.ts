@@ -31,6 +31,7 @@ import {
   serve,
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
+import { linkSigning } from "../../webhooks/deliver.ts";
 
 const notFound = { 404: errorResponseDoc("`Webhook not found` or `Delivery not found`") };
 
@@ -49,7 +50,7 @@ const showRoute = billedRoute({
   method: "get",
   path: "/webhook/{webhookId}/deliveries/{deliveryId}",
   operationId: "getDelivery",
-  summary: "One delivery, with the body it was sent with",
+  summary: "One delivery, with the body it was sent with or will be sent with",
   description: BILLING_NOTE,
   middleware: [requireWallet, billing(WEBHOOK)] as const,
   request: { params: DeliveryParams },
@@ -122,8 +123,13 @@ export function deliveryRoutes(app: OpenAPIHono<AppEnv>) {
     };
     return billed(c, webhookCalls.deliveries(request));
   });
-  serve(app, showRoute, (c) => {
-    return billed(c, webhookCalls.delivery({ walletId: c.get("walletId")!, ...c.req.valid("param") }));
+  serve(app, showRoute, async (c) => {
+    const { sql, config } = c.get("services");
+    const signing = await linkSigning(sql, config);
+    return billed(
+      c,
+      webhookCalls.delivery({ walletId: c.get("walletId")!, ...c.req.valid("param"), signing }),
+    );
   });
   serve(app, retryRoute, (c) => {
     return billed(c, webhookCalls.retry({ walletId: c.get("walletId")!, ...c.req.valid("param") }));

@@ -21,6 +21,8 @@ import { DELIVERY_RETENTION_MS } from "../delivery_retention_rules.ts";
 import type { RequeueDelivery } from "../outbox_effects.ts";
 import { WEBHOOK_NOT_FOUND } from "../commands.ts";
 import { cursorAfter, deliveryView } from "./view.ts";
+import { type LinkSigning, renderDeliveryBody, type WebhookContent } from "../delivery_body.ts";
+import type { WebhookConfig } from "../config/config.ts";
 
 export const DELIVERY_NOT_FOUND = "Delivery not found";
 /** Deliveries one recover queues at most; a second call takes the next ones. */
@@ -66,22 +68,50 @@ export function deliveryReads(walletId: string, webhookId: string, messageId: st
 }
 type DeliveryState = DecideState<ReturnType<typeof deliveryReads>>;
 
-/** The body last sent, as JSON; null before the first attempt. */
-function sentPayload(detail: DeliveryDetail): unknown {
-  if (detail.sentBody === null) return null;
+/** A body as JSON, or as the text it is when it is not JSON. */
+function asJson(body: string): unknown {
   try {
-    return JSON.parse(detail.sentBody);
+    return JSON.parse(body);
   } catch {
-    return detail.sentBody;
+    return body;
   }
 }
 
-/** GET /webhook/<id>/deliveries/<deliveryId>: the delivery and the body last sent. */
-export function showDelivery({ reads }: DeliveryState): CallDecision<Reply> {
+/**
+ * What the delivery view shows as its payload: the body last sent; for one not sent yet (pending,
+ * or held by a paused webhook) the body it will be sent with, rendered now in the webhook's format
+ * as its attempt will render it (attachment links signed now, valid 1 hour); null when there is
+ * nothing to render (the outbox row is gone, or the format cannot render it).
+ */
+function shownPayload(
+  detail: DeliveryDetail,
+  { webhook, signing, now }: { webhook: WebhookConfig; signing?: LinkSigning; now: Date },
+): { payload: unknown; payloadSent: boolean } {
+  if (detail.sentBody !== null) return { payload: asJson(detail.sentBody), payloadSent: true };
+  const kind = detail.row.kind;
+  if (!signing || !detail.kept || detail.content == null || (kind !== "email" && kind !== "scheduled")) {
+    return { payload: null, payloadSent: false };
+  }
+  const content = { kind, webhookId: webhook.webhookId, payload: detail.content } as WebhookContent;
+  try {
+    return { payload: asJson(renderDeliveryBody(webhook, { content, signing, now })), payloadSent: false };
+  } catch {
+    // Its attempt will fail the same way, and say why.
+    return { payload: null, payloadSent: false };
+  }
+}
+
+/** GET /webhook/<id>/deliveries/<deliveryId>: the delivery and its body, sent or to be sent. */
+export function showDelivery(
+  state: DeliveryState,
+  options: { signing?: LinkSigning } = {},
+): CallDecision<Reply> {
+  const { reads, now } = state;
   if (!reads.webhook) return failure(404, WEBHOOK_NOT_FOUND);
   const detail = reads.delivery;
   if (!detail) return failure(404, DELIVERY_NOT_FOUND);
-  return answer(jsonReply(200, { ...deliveryView(detail), payload: sentPayload(detail) }));
+  const shown = shownPayload(detail, { webhook: reads.webhook, signing: options.signing, now });
+  return answer(jsonReply(200, { ...deliveryView(detail), ...shown }));
 }
 
 /** Whether an email of this webhook waits for a resume rather than going out now. */

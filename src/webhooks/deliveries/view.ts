@@ -42,7 +42,14 @@ export const DeliveryView = z.strictObject({
 export type DeliveryView = z.infer<typeof DeliveryView>;
 
 export const DeliveryWithPayload = DeliveryView.extend({
-  payload: z.unknown().openapi({ description: "The JSON body as last sent; null before the first attempt" }),
+  payload: z.unknown().openapi({
+    description: "The JSON body as last sent; before the first attempt (pending, or held by a paused " +
+      "webhook) the body it will be sent with, rendered now in the webhook's format (attachment links " +
+      "signed now, valid 1 hour, as each attempt signs its own); null when the format cannot render it",
+  }),
+  payloadSent: z.boolean().openapi({
+    description: "true: payload is the body as last sent; false: the body it will be sent with",
+  }),
 }).openapi("DeliveryWithPayload");
 
 export const DeliveryPage = z.strictObject({
