@@ -16,6 +16,7 @@ import {
 } from "./helpers/browser.ts";
 import { type Receiver, startReceiver } from "./helpers/receiver.ts";
 import { walletClient } from "./helpers/client.ts";
+import { sendMail } from "./helpers/smtp.ts";
 
 declare const document: any, sessionStorage: any;
 
@@ -28,6 +29,8 @@ interface Journey {
   receiver: Receiver;
   /** The token the page made, once it has. */
   token: string;
+  /** The mailbox webhook's address, once made. */
+  mailbox: string;
 }
 
 /** The credits a button's label states: `(1 credit)`, `(free)`. */
@@ -144,6 +147,118 @@ async function usesTheKeyValueStore({ page, svc, token }: Journey) {
   assert.equal((await other.get("/kv/notes/k2")).status, 404);
 }
 
+/** What an email to a mailbox costs (README: 2, or 5 with attachments); it is not the page's call. */
+const EMAIL_PRICE = 2;
+
+/** A button of a webhook's card, by the start of its label. */
+const cardButton = (webhookId: string, label: string) =>
+  `li[data-webhook="${webhookId}"] button::-p-text(${label})`;
+
+/** Opens a webhook's deliveries and returns their `data-status` and text, newest first. */
+async function deliveriesOf(page: Page, webhookId: string, says: RegExp, elsewhere = 0) {
+  await pricedClick(page, cardButton(webhookId, "Deliveries"), says, elsewhere);
+  return await page.$$eval(
+    `li[data-webhook="${webhookId}"] .delivery-list > li`,
+    (items: any[]) => items.map((li) => ({ status: li.dataset.status, text: li.textContent ?? "" })),
+  );
+}
+
+async function makesWebhooks(j: Journey) {
+  const { page, receiver } = j;
+  // The key-value step's last check read k2 from the test (1 credit), after the page's last answer.
+  await pricedClick(page, "#webhooks-load", /0 webhook\(s\)\./, 1);
+  await typeInto(page, "#wh-id", "inbox");
+  await typeInto(page, "#wh-url", `${receiver.url}/in`);
+  await pricedClick(page, "#wh-create", /Webhook inbox created\./);
+  const made = await textOf(page, "#wh-made");
+  assert.match(made, /signing secret, shown this once:whsec_\S+/);
+  const address = /r_[a-z0-9]+@[^\s]+?(?=Copy)/.exec(made)?.[0];
+  assert.ok(address, made);
+  j.mailbox = address;
+  assert.match(await textOf(page, 'li[data-webhook="inbox"]'), new RegExp(`Mailbox${address}Stateactive`));
+
+  await typeInto(page, "#wh-id", "nightly");
+  await typeInto(page, "#wh-url", `${receiver.url}/cron`);
+  await page.click("#wh-kind-schedule");
+  await typeInto(page, "#wh-cron", "0 3 * * *");
+  await typeInto(page, "#wh-timezone", "Europe/Rome");
+  await pricedClick(page, "#wh-create", /Webhook nightly created\./);
+  assert.doesNotMatch(await textOf(page, "#wh-made"), /address/);
+  assert.match(
+    await textOf(page, 'li[data-webhook="nightly"]'),
+    /Schedule0 3 \* \* \* \(Europe\/Rome\)Stateactive/,
+  );
+}
+
+async function sendsTestAndMail(j: Journey) {
+  const { page, receiver, svc } = j;
+  await pricedClick(page, cardButton("inbox", "Send a test"), /Test of inbox delivered\./);
+  assert.match(await textOf(page, 'li[data-webhook="inbox"] .actions p'), /^Test delivered: /);
+  await receiver.waitFor(1);
+
+  const mail = { from: "ann@sender.example", to: j.mailbox, subject: "Order 1", text: "First order" };
+  assert.equal((await sendMail(svc, mail)).code, 250);
+  const [, delivered] = await receiver.waitFor(2);
+  assert.match(delivered.body, /Order 1/);
+  const list = await deliveriesOf(page, "inbox", /2 recent deliveries of inbox\./, EMAIL_PRICE);
+  assert.deepEqual(list.map((d) => d.status), ["delivered", "delivered"]);
+  assert.match(list[0].text, /email: delivered, 1 attempt\(s\).*: 200 in \d+ ms/);
+  await pricedClick(
+    page,
+    'li[data-webhook="inbox"] .delivery-list > li:first-child button::-p-text(Payload)',
+    /Payload of/,
+  );
+  const payload = await textOf(page, 'li[data-webhook="inbox"] .delivery-list > li:first-child pre');
+  assert.match(payload, /^As sent:\n\{/);
+  assert.match(payload, /Order 1/);
+}
+
+async function pausesAndResumes(j: Journey) {
+  const { page, receiver, svc } = j;
+  await pricedClick(page, cardButton("inbox", "Pause"), /inbox paused\./);
+  assert.match(await textOf(page, 'li[data-webhook="inbox"]'), /Statepaused \(paused by owner\)/);
+  const mail = { from: "ann@sender.example", to: j.mailbox, subject: "Order 2", text: "Held order" };
+  assert.equal((await sendMail(svc, mail)).code, 250);
+  const held = await deliveriesOf(page, "inbox", /3 recent deliveries of inbox\./, EMAIL_PRICE);
+  assert.equal(held[0].status, "paused");
+  assert.match(held[0].text, /email: held: its webhook is paused, 0 attempt\(s\)No attempt yet\./);
+  await pricedClick(
+    page,
+    'li[data-webhook="inbox"] .delivery-list > li:first-child button::-p-text(Payload)',
+    /Payload of/,
+  );
+  const payload = await textOf(page, 'li[data-webhook="inbox"] .delivery-list > li:first-child pre');
+  assert.match(payload, /Order 2/, "a held delivery shows what will be sent");
+  assert.match(payload, /^To be sent:/);
+  assert.equal(receiver.received.length, 2, "nothing sent while paused");
+
+  await pricedClick(page, cardButton("inbox", "Resume"), /inbox resumed\./);
+  const [, , sent] = await receiver.waitFor(3);
+  assert.match(sent.body, /Order 2/);
+  const after = await deliveriesOf(page, "inbox", /3 recent deliveries of inbox\./);
+  assert.equal(after[0].status, "delivered");
+}
+
+async function editsRecoversDeletes({ page }: Journey) {
+  await page.click(cardButton("nightly", "Edit"));
+  await typeInto(page, "#edit-cron-nightly", "30 4 * * *");
+  await pricedClick(page, cardButton("nightly", "Save changes"), /nightly saved\./);
+  assert.match(await textOf(page, 'li[data-webhook="nightly"]'), /Schedule30 4 \* \* \* \(Europe\/Rome\)/);
+  await pricedClick(
+    page,
+    cardButton("inbox", "Recover failed"),
+    /0 failed deliveries of inbox queued again\./,
+  );
+
+  // Deleting asks first; "Keep it" keeps it, free.
+  await page.click(cardButton("nightly", "Delete"));
+  await page.click(cardButton("nightly", "Keep it"));
+  assert.ok(await page.$('li[data-webhook="nightly"]'));
+  await page.click(cardButton("nightly", "Delete"));
+  await pricedClick(page, cardButton("nightly", "Really delete nightly?"), /nightly deleted\./);
+  assert.equal(await page.$('li[data-webhook="nightly"]'), null);
+}
+
 async function getsAToken(j: Journey) {
   const { page, svc } = j;
   await page.goto(svc.url + "/");
@@ -187,7 +302,7 @@ Deno.test({
       const problems: string[] = [];
       page.on("pageerror", (error) => problems.push(`page error: ${error}`));
       await page.setViewport({ width: 1280, height: 900 });
-      const j: Journey = { svc, page, receiver, token: "" };
+      const j: Journey = { svc, page, receiver, token: "", mailbox: "" };
 
       await t.step("get a token: shown once, kept in this tab when asked, the 429 wait", () => getsAToken(j));
 
@@ -195,6 +310,24 @@ Deno.test({
         "the key-value store: create, open as text, edit with the ETag (a concurrent change refused), " +
           "increment, list by prefix in pages, delete",
         () => usesTheKeyValueStore(j),
+      );
+
+      await t.step(
+        "a mailbox webhook and a scheduled one: the secret and the address shown once",
+        () => makesWebhooks(j),
+      );
+      await t.step(
+        "a test send, then a real email over SMTP delivered, its payload shown",
+        () => sendsTestAndMail(j),
+      );
+      await t.step(
+        "paused: the mail is held with the payload it will send; resumed: delivered",
+        () => pausesAndResumes(j),
+      );
+
+      await t.step(
+        "a schedule edited, a recover, a delete after its confirmation",
+        () => editsRecoversDeletes(j),
       );
 
       await t.step("the audit is clean", async () => {

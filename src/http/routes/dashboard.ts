@@ -44,6 +44,8 @@ const FILES: Record<string, string> = {
   "ttl.js": JS,
   "kv_keys.js": JS,
   "kv_entry.js": JS,
+  "webhook_actions.js": JS,
+  "webhook_form.js": JS,
   [OPENAPI_FETCH]: JS,
 };
 
