@@ -259,6 +259,40 @@ async function editsRecoversDeletes({ page }: Journey) {
   assert.equal(await page.$('li[data-webhook="nightly"]'), null);
 }
 
+async function makesUsesRevokesAKey({ page, svc }: Journey) {
+  await typeInto(page, "#key-name", "reader");
+  await page.select("#key-scope", "read");
+  await typeInto(page, "#key-buckets", "notes");
+  await typeInto(page, "#key-cap", "5");
+  await typeInto(page, "#key-days", "1");
+  await pricedClick(page, "#key-create", /Key reader created\./);
+  const secret = (await textOf(page, "#key-made-value")).trim();
+  assert.match(secret, /^k_\S{32}$/);
+
+  // Used from outside the page: a read in its bucket, a write and another bucket refused.
+  const key = walletClient(svc, secret);
+  const read = await key.get("/kv/notes/greeting");
+  assert.equal(read.status, 200);
+  assert.equal(read.text, "my edit");
+  const write = await key.post("/kv/notes/greeting", "nope");
+  assert.equal(write.status, 403);
+  const elsewhere = await key.get("/kv/other/x");
+  assert.equal(elsewhere.status, 403);
+  const keySpent = [read, write, elsewhere].reduce((sum, r) => sum + Number(r.headers.get("x-cost")), 0);
+
+  await pricedClick(page, "#keys-load", /1 key\(s\)\./, keySpent);
+  const row = await page.$$eval(
+    "#keys-table tbody tr",
+    (trs: any[]) => trs.map((tr) => [...tr.cells].map((c: any) => c.textContent)),
+  );
+  assert.equal(row.length, 1);
+  assert.deepEqual(row[0].slice(0, 4), ["reader", "read", "notes", `${keySpent} of 5`]);
+  assert.match(row[0][4], /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/, "last use");
+  assert.match(row[0][5], /^active, until /);
+  await pricedClick(page, "#keys-table button::-p-text(Revoke reader)", /Key reader revoked/);
+  assert.equal((await key.get("/kv/notes/greeting")).status, 401);
+}
+
 async function getsAToken(j: Journey) {
   const { page, svc } = j;
   await page.goto(svc.url + "/");
@@ -328,6 +362,11 @@ Deno.test({
       await t.step(
         "a schedule edited, a recover, a delete after its confirmation",
         () => editsRecoversDeletes(j),
+      );
+
+      await t.step(
+        "a scoped key made and shown once, used from the test, listed with its spend, revoked",
+        () => makesUsesRevokesAKey(j),
       );
 
       await t.step("the audit is clean", async () => {

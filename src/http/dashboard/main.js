@@ -13,6 +13,7 @@ import { newTokenPanel } from "./token_new.js";
 import { priceLabel } from "./prices.js";
 import { kvEntryPanel } from "./kv_entry.js";
 import { kvKeysPanel } from "./kv_keys.js";
+import { keysPanel } from "./keys.js";
 
 /** @typedef {import("./api.js").Session} Session */
 
@@ -60,6 +61,7 @@ const ledger = ledgerPanel(session);
 logsPanel(session);
 kvKeysPanel(session, kvEntryPanel(session));
 webhooksPanel(session);
+keysPanel(session);
 settingsPanel(session);
 newTokenPanel(session, { keep: (token) => sessionStorage.setItem(TOKEN_KEY, token) });
 

@@ -46,6 +46,7 @@ const FILES: Record<string, string> = {
   "kv_entry.js": JS,
   "webhook_actions.js": JS,
   "webhook_form.js": JS,
+  "keys.js": JS,
   [OPENAPI_FETCH]: JS,
 };
 
