@@ -6,19 +6,22 @@ import assert from "node:assert/strict";
 import type { Page } from "puppeteer-core";
 import { auditOf, type Service, startService } from "./helpers/service.ts";
 import {
+  type AxeViolation,
+  axeViolations,
   clearStatus,
   findChromium,
   launchChromium,
   shownBalance,
   statusSays,
   STEP_TIMEOUT_MS,
+  tabTo,
   textOf,
 } from "./helpers/browser.ts";
 import { type Receiver, startReceiver } from "./helpers/receiver.ts";
 import { walletClient } from "./helpers/client.ts";
 import { sendMail } from "./helpers/smtp.ts";
 
-declare const document: any, sessionStorage: any;
+declare const document: any, sessionStorage: any, getComputedStyle: any;
 
 const chromium = findChromium();
 
@@ -31,6 +34,10 @@ interface Journey {
   token: string;
   /** The mailbox webhook's address, once made. */
   mailbox: string;
+  /** Where the screenshots and the axe result go. */
+  shots: string;
+  /** axe-core's violations per state of the page and width. */
+  axe: Record<string, AxeViolation[]>;
 }
 
 /** The credits a button's label states: `(1 credit)`, `(free)`. */
@@ -293,6 +300,122 @@ async function makesUsesRevokesAKey({ page, svc }: Journey) {
   assert.equal((await key.get("/kv/notes/greeting")).status, 401);
 }
 
+/**
+ * The committed screenshots' folder when UPDATE_SCREENSHOTS=1 (`src/http/dashboard/screenshots/`,
+ * linked from the README), else a temporary one.
+ */
+async function screenshotFolder(): Promise<string> {
+  if (Deno.env.get("UPDATE_SCREENSHOTS") !== "1") {
+    return await Deno.makeTempDir({ prefix: "dashboard-journey-" });
+  }
+  const folder = new URL("../src/http/dashboard/screenshots/", import.meta.url).pathname;
+  await Deno.mkdir(folder, { recursive: true });
+  return folder;
+}
+
+const WIDTHS = [1280, 375] as const;
+
+/**
+ * At a desktop's and a phone's width: no serious or critical axe violation, nothing wider than the
+ * screen, and a screenshot of each view (each card of the page) as it is now.
+ */
+async function checksViews(j: Journey, state: string) {
+  const { page } = j;
+  for (const width of WIDTHS) {
+    await page.setViewport({ width, height: 900 });
+    await page.waitForFunction((w: number) => document.documentElement.scrollWidth <= w, {}, width);
+    const violations = await axeViolations(page);
+    j.axe[`${state} at ${width} px`] = violations;
+    const grave = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+    assert.deepEqual(grave, [], `${state} at ${width} px`);
+    const views = await page.$$("main section.card");
+    for (const view of views) {
+      if (!await view.isVisible()) continue;
+      const name = await view.evaluate((e: any) => e.getAttribute("aria-labelledby").replace(/-title$/, ""));
+      await view.screenshot({ path: `${j.shots}/${name}-${width}.png` });
+    }
+  }
+  await page.setViewport({ width: 1280, height: 900 });
+}
+
+async function setsTheAlertThreshold({ page }: Journey) {
+  await pricedClick(page, "#settings-load", /Alert settings loaded\./);
+  await typeInto(page, "#settings-threshold", "20");
+  await pricedClick(page, "#settings-save", /Alert settings saved\./);
+  await pricedClick(page, "#settings-load", /Alert settings loaded\./);
+  assert.equal(await page.$eval("#settings-threshold", (e: any) => e.value), "20");
+}
+
+/** Replaces the focused field's text with keys only: select all, then type. */
+async function retype(page: Page, text: string) {
+  await page.keyboard.down("Control");
+  await page.keyboard.press("KeyA");
+  await page.keyboard.up("Control");
+  await page.keyboard.type(text);
+}
+
+async function worksByKeyboard({ page }: Journey) {
+  await page.focus("#token-new");
+  await tabTo(page, "kv-key");
+  await retype(page, "typed");
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "kv-value");
+  await retype(page, "by keyboard");
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "kv-ttl");
+  await retype(page, "1d");
+  await tabTo(page, "kv-save");
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert.notEqual(outline, "none", "the focus is visible");
+  await clearStatus(page);
+  await page.keyboard.press("Enter");
+  await statusSays(page, /Created typed\./);
+  // A delete asks first, and the confirmation takes the focus.
+  await page.focus('li[data-webhook="inbox"] button');
+  for (let i = 0; i < 20; i++) {
+    const label = await page.evaluate(() => document.activeElement?.textContent ?? "");
+    if (label.startsWith("Delete")) break;
+    await page.keyboard.press("Tab");
+  }
+  await page.keyboard.press("Enter");
+  assert.match(
+    await page.evaluate(() => document.activeElement?.textContent ?? ""),
+    /^Really delete inbox\?/,
+  );
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Enter");
+  assert.match(await page.evaluate(() => document.activeElement?.textContent ?? ""), /^Delete/);
+}
+
+/** The messages for 404, 409, 413, 403 and 401 (402 and 429 are in tests/dashboard_test.ts and above). */
+async function explainsRefusals({ page, svc, token }: Journey) {
+  await typeInto(page, "#kv-key", "missing");
+  await refusedClick(page, "#kv-load", /Not found: it does not exist/);
+  await typeInto(page, "#wh-id", "inbox");
+  await page.click("#wh-kind-mailbox");
+  await refusedClick(page, "#wh-create", /Conflict: .*already exists/);
+  await typeInto(page, "#kv-key", "big");
+  await page.$eval("#kv-value", (e: any) => (e.value = "x".repeat(300_000)));
+  await clearStatus(page);
+  await page.click("#kv-save");
+  assert.match(await statusSays(page, /Too large/), /at most \d+ bytes/);
+
+  // A scoped key pasted as the token: the wallet-only views are refused with 403; revoked, 401.
+  const wallet = walletClient(svc, token);
+  const made = await wallet.postJson("/token/keys", { name: "pasted", scope: "read" });
+  const key = made.json().key;
+  await page.click("#token-forget");
+  await typeInto(page, "#token-input", key);
+  await page.click("#token-open");
+  assert.match(await statusSays(page, /Forbidden/), /only the\s+wallet token may make/);
+  await wallet.delete(`/token/keys/${made.json().id}`);
+  await page.click("#token-open");
+  await page.click("#token-forget");
+  await typeInto(page, "#token-input", key);
+  await page.click("#token-open");
+  await statusSays(page, /Unauthorized/);
+}
+
 async function getsAToken(j: Journey) {
   const { page, svc } = j;
   await page.goto(svc.url + "/");
@@ -336,8 +459,13 @@ Deno.test({
       const problems: string[] = [];
       page.on("pageerror", (error) => problems.push(`page error: ${error}`));
       await page.setViewport({ width: 1280, height: 900 });
-      const j: Journey = { svc, page, receiver, token: "", mailbox: "" };
+      const shots = await screenshotFolder();
+      const j: Journey = { svc, page, receiver, token: "", mailbox: "", shots, axe: {} };
 
+      await t.step("the empty page passes axe at 1280 and 375 px", async () => {
+        await page.goto(svc.url + "/");
+        await checksViews(j, "empty");
+      });
       await t.step("get a token: shown once, kept in this tab when asked, the 429 wait", () => getsAToken(j));
 
       await t.step(
@@ -369,10 +497,20 @@ Deno.test({
         () => makesUsesRevokesAKey(j),
       );
 
+      await t.step("the alert threshold set", () => setsTheAlertThreshold(j));
+      await t.step(
+        "every view at 1280 and 375 px: no serious or critical axe violation, nothing too wide; screenshots",
+        () => checksViews(j, "in use"),
+      );
+      await t.step("keyboard only: an entry created, a delete asked and declined", () => worksByKeyboard(j));
+      await t.step("404, 409, 413, 403 and 401 get clear messages", () => explainsRefusals(j));
+
       await t.step("the audit is clean", async () => {
         const audit = await auditOf(svc);
         assert.equal(audit.code, 0, audit.stdout + audit.stderr);
       });
+      await Deno.writeTextFile(`${shots}/axe.json`, JSON.stringify(j.axe, null, 2) + "\n");
+      console.log(`Screenshots and axe result: ${shots}`);
       assert.deepEqual(problems, []);
     } finally {
       await chrome.close();
