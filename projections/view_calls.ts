@@ -1,10 +1,11 @@
-// The times of each wallet's latest calls to its free views (GET /token/ledger and /token/usage):
+// The times of each wallet's latest calls to its free views (GET /token/ledger, /token/usage and
+// /schedule-preview):
 // the state of their per-wallet rate limit, read under the wallet's lock so it holds across instances.
 import type { StoredEvent } from "../events/catalogue.ts";
 import { defineProjection, rowRead } from "./projection.ts";
 
 /** The free views share one budget per wallet. */
-export const FREE_VIEW_PATHS: readonly string[] = ["/token/ledger", "/token/usage"];
+export const FREE_VIEW_PATHS: readonly string[] = ["/token/ledger", "/token/usage", "/schedule-preview"];
 export const VIEW_CALLS_PER_MINUTE = 30;
 const TOO_MANY_REQUESTS = 429;
 

@@ -22,6 +22,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { kvRoutes } from "./routes/kv.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
+import { schedulePreviewRoutes } from "./routes/schedule_preview.ts";
 import { deliveryRoutes } from "./routes/deliveries.ts";
 import { attachmentRoutes } from "./routes/attachments.ts";
 import { paymentRoutes } from "./routes/payments.ts";
@@ -63,6 +64,7 @@ export function createApp(services: Services, extraRoutes: RouteInstaller[] = []
   kvRoutes(app);
   webhookRoutes(app);
   deliveryRoutes(app);
+  schedulePreviewRoutes(app);
   attachmentRoutes(app);
   paymentRoutes(app);
   settingsRoutes(app);

@@ -226,7 +226,7 @@ export interface ClaimOptions {
  * so a wallet with many due rows never fills a claim before a wallet with one. A wallet gets at
  * most its share of slots and each of its endpoints (a webhook, an alert channel) at most its own,
  * counting the attempts `inUse` holds. Within an endpoint rows go by due time and, among those due
- * together (a resumed webhook's), oldest first. SKIP LOCKED lets several instances claim at once
+ * together, oldest first; a resumed webhook's backlog goes one row at a time, in creation order. SKIP LOCKED lets several instances claim at once
  * without waiting on or taking each other's rows; the lease keeps a claimed row away from them
  * afterwards, and hands it to another instance if this one dies before recording the attempt.
  */
@@ -259,15 +259,31 @@ export async function claimDueDeliveries(sql: Sql, options: ClaimOptions): Promi
              row_number() over (partition by c.wallet_id, c.endpoint order by c.next_attempt_at, c.created_at, c.id)
                as endpoint_turn, due.endpoint_free
       from due cross join lateral (
-        select d.wallet_id, coalesce(d.webhook_id, d.kind) as endpoint, d.id, d.expires_at, d.next_attempt_at,
-               d.created_at
-        from webhook_deliveries d
-        where (d.wallet_id, coalesce(d.webhook_id, d.kind)) >= (due.wallet_id, due.endpoint)
-          and d.next_attempt_at <= ${now} and (d.locked_until is null or d.locked_until <= ${now})
-        order by d.wallet_id, coalesce(d.webhook_id, d.kind), d.next_attempt_at, d.created_at
-        limit ${shares.perEndpoint}) c
+        (select d.wallet_id, coalesce(d.webhook_id, d.kind) as endpoint, d.webhook_id, d.id, d.expires_at,
+                d.next_attempt_at, d.created_at
+         from webhook_deliveries d
+         where (d.wallet_id, coalesce(d.webhook_id, d.kind)) >= (due.wallet_id, due.endpoint)
+           and d.next_attempt_at <= ${now} and (d.locked_until is null or d.locked_until <= ${now})
+         order by d.wallet_id, coalesce(d.webhook_id, d.kind), d.next_attempt_at, d.created_at
+         limit ${shares.perEndpoint})
+        union
+        -- The oldest due row of a resumed webhook's backlog, which a retry may have put behind
+        -- the newer ones in due time (by the small index of resumed rows).
+        (select d.wallet_id, coalesce(d.webhook_id, d.kind), d.webhook_id, d.id, d.expires_at, d.next_attempt_at,
+                d.created_at
+         from webhook_deliveries d
+         where d.resumed and d.wallet_id = due.wallet_id and d.webhook_id = due.endpoint
+           and d.next_attempt_at <= ${now} and (d.locked_until is null or d.locked_until <= ${now})
+         order by d.created_at, d.id limit 1)) c
       where due.wallet_free > 0 and due.endpoint_free > 0
-        and c.wallet_id = due.wallet_id and c.endpoint = due.endpoint),
+        and c.wallet_id = due.wallet_id and c.endpoint = due.endpoint
+        -- A resumed webhook's backlog goes one at a time, oldest first (migration 023): nothing of
+        -- the webhook is taken while an older resumed row waits, is in flight or awaits its retry.
+        -- Checked on these few candidates only, by the small index of resumed rows.
+        and not exists (
+          select 1 from webhook_deliveries r
+          where r.resumed and r.wallet_id = c.wallet_id and r.webhook_id = c.webhook_id
+            and (r.created_at, r.id) < (c.created_at, c.id))),
     turns as (
       select c.wallet_id, c.id, c.expires_at, c.wallet_ord, c.wallet_free,
              row_number() over (partition by c.wallet_id order by c.next_attempt_at, c.created_at, c.id) as turn

@@ -16,7 +16,10 @@ export interface AttemptTrace {
   excerpt?: string;
 }
 
-/** After a failed attempt that will be retried: counts it and sets the next due time. */
+/**
+ * After a failed attempt that will be retried: counts it and sets the next due time. A resumed row
+ * keeps its place (the later ones wait for its retry) unless it is held again.
+ */
 export interface RescheduleDelivery extends Effect {
   type: "rescheduleDelivery";
   claim: ClaimKey;
@@ -75,7 +78,9 @@ export const rescheduleDeliveries: EffectApplier<RescheduleDelivery> = {
       await tx`
         update webhook_deliveries
         set attempts = attempts + 1, next_attempt_at = ${at}, held = ${at === null}, locked_until = null,
-            claim_token = null, sent_body = coalesce(${trace?.sentBody ?? null}, sent_body),
+            claim_token = null, resumed = resumed and ${at !== null}, sent_body = coalesce(${
+        trace?.sentBody ?? null
+      }, sent_body),
             responses = ${withResponse(tx, trace)}
         where wallet_id = ${claim.walletId} and id = ${claim.id} and claim_token = ${claim.claimToken}`;
     }
@@ -88,7 +93,7 @@ export const completeDeliveries: EffectApplier<CompleteDelivery> = {
       await tx`
         update webhook_deliveries
         set attempts = attempts + ${trace ? 1 : 0}, next_attempt_at = null, held = false, locked_until = null,
-            claim_token = null, sent_body = coalesce(${trace?.sentBody ?? null}, sent_body),
+            claim_token = null, resumed = false, sent_body = coalesce(${trace?.sentBody ?? null}, sent_body),
             responses = ${withResponse(tx, trace)}
         where wallet_id = ${claim.walletId} and id = ${claim.id} and claim_token = ${claim.claimToken}`;
     }
@@ -119,12 +124,14 @@ export function holdWebhookDeliveries(onDue: () => void = () => {}): EffectAppli
         if (hold) {
           // A row in flight stays claimed: its attempt's record holds it if it must wait.
           await tx`
-            update webhook_deliveries set held = true, next_attempt_at = null
+            update webhook_deliveries set held = true, next_attempt_at = null, resumed = false
             where wallet_id = ${walletId} and webhook_id = ${webhookId} and kind = 'email'
               and next_attempt_at is not null`;
         } else {
+          // Marked: they go one at a time, oldest first, the one in flight at the pause included
+          // (held above with its claim kept), so the receiver gets them in creation order.
           await tx`
-            update webhook_deliveries set held = false, next_attempt_at = ${now}
+            update webhook_deliveries set held = false, next_attempt_at = ${now}, resumed = true
             where wallet_id = ${walletId} and webhook_id = ${webhookId} and held`;
         }
       }

@@ -352,6 +352,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/schedule-preview": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The next 5 runs of a schedule, planned as the scheduler plans them
+     * @description The cron and zone are checked as `schedule` of POST /webhook is, with the same `400` phrases (a schedule that never fires again included). Free (X-Cost 0, so an empty wallet can call it); at most 30 calls a minute per wallet to /token/ledger, /token/usage and /schedule-preview together, then 429 with Retry-After.
+     */
+    get: operations["previewSchedule"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/attachments/{owner}/{id}": {
     parameters: {
       query?: never;
@@ -507,7 +527,7 @@ export interface paths {
     };
     /**
      * Every credit movement of the wallet, newest first
-     * @description From the event log, back to the wallet's first day. A page looks at most at 1000 events of the log, so it may hold fewer than `limit` entries with a `nextCursor`; `nextCursor` is null on the last page. Free (X-Cost 0, so an empty wallet can call it); at most 30 calls a minute per wallet to /token/ledger and /token/usage together, then 429 with Retry-After.
+     * @description From the event log, back to the wallet's first day. A page looks at most at 1000 events of the log, so it may hold fewer than `limit` entries with a `nextCursor`; `nextCursor` is null on the last page. Free (X-Cost 0, so an empty wallet can call it); at most 30 calls a minute per wallet to /token/ledger, /token/usage and /schedule-preview together, then 429 with Retry-After.
      */
     get: operations["listLedger"];
     put?: never;
@@ -527,7 +547,7 @@ export interface paths {
     };
     /**
      * Calls, credits and errors per UTC day and endpoint type
-     * @description Every day of the range, oldest first. With `Accept: text/csv` or `format=csv`: CSV with the header `date,type,calls,credits,errors`, one line per day and type with calls. Free (X-Cost 0, so an empty wallet can call it); at most 30 calls a minute per wallet to /token/ledger and /token/usage together, then 429 with Retry-After.
+     * @description Every day of the range, oldest first. With `Accept: text/csv` or `format=csv`: CSV with the header `date,type,calls,credits,errors`, one line per day and type with calls. Free (X-Cost 0, so an empty wallet can call it); at most 30 calls a minute per wallet to /token/ledger, /token/usage and /schedule-preview together, then 429 with Retry-After.
      */
     get: operations["getUsage"];
     put?: never;
@@ -729,6 +749,25 @@ export interface components {
     RecoverResult: {
       /** @description Deliveries queued again */
       queued: number;
+    };
+    SchedulePreview: {
+      cron: string;
+      /** @description The zone as a schedule keeps it (its IANA spelling) */
+      timezone: string;
+      /** @description The next 5 runs after now, oldest first; fewer when the schedule ends sooner */
+      runs: components["schemas"]["PreviewRun"][];
+    };
+    PreviewRun: {
+      /**
+       * Format: date-time
+       * @description The planned run in UTC
+       */
+      at: string;
+      /**
+       * @description The same instant on the zone's wall clock, ISO 8601 with its offset then
+       * @example 2027-03-01T09:00:00+01:00
+       */
+      local: string;
     };
     CheckoutEvent: {
       id: string;
@@ -5251,6 +5290,111 @@ export interface operations {
       };
     };
   };
+  previewSchedule: {
+    parameters: {
+      query: {
+        /** @description Five fields: minute hour day-of-month month day-of-week, as `schedule.cron` of POST /webhook (at most 200 characters) */
+        cron: string;
+        /** @description An IANA time zone, as `schedule.timezone` (at most 64 characters) */
+        timezone: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The next runs */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The balance */
+          "X-Balance": number;
+          /** @description Always 0 */
+          "X-Cost": 0;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SchedulePreview"];
+        };
+      };
+      /** @description `Invalid schedule.cron ...` or `Invalid schedule.timezone ...`, as POST /webhook */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`: more than 30 calls to /token/ledger, /token/usage and /schedule-preview in a minute */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The balance */
+          "X-Balance": number;
+          /** @description Always 0 */
+          "X-Cost": 0;
+          /** @description Seconds until a call fits */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   downloadAttachment: {
     parameters: {
       query?: {
@@ -6636,7 +6780,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description `Too Many Requests`: more than 30 calls to /token/ledger and /token/usage in a minute */
+      /** @description `Too Many Requests`: more than 30 calls to /token/ledger, /token/usage and /schedule-preview in a minute */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6744,7 +6888,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description `Too Many Requests`: more than 30 calls to /token/ledger and /token/usage in a minute */
+      /** @description `Too Many Requests`: more than 30 calls to /token/ledger, /token/usage and /schedule-preview in a minute */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

@@ -1,5 +1,6 @@
 // GET /token/ledger and GET /token/usage (issue 14): where the credits went, free so that an empty
-// wallet can still look, and limited per wallet to VIEW_CALLS_PER_MINUTE calls a minute.
+// wallet can still look, and limited per wallet to VIEW_CALLS_PER_MINUTE calls a minute (a budget
+// GET /schedule-preview shares).
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
@@ -42,19 +43,19 @@ const UsageDay = z.object({
   }),
 }).openapi("UsageDay");
 
-const BILLING_HEADERS = {
+export const BILLING_HEADERS = {
   "X-Balance": { description: "The balance", required: true, schema: { type: "integer" as const } },
   "X-Cost": { description: "Always 0", required: true, schema: { type: "integer" as const, const: 0 } },
 };
 
-const FREE_VIEW_ERRORS = {
+export const FREE_VIEW_ERRORS = {
   400: ERROR_RESPONSES[400],
   401: ERROR_RESPONSES[401],
   405: ERROR_RESPONSES[405],
   429: {
     ...errorResponseDoc(
-      `\`Too Many Requests\`: more than ${VIEW_CALLS_PER_MINUTE} calls to /token/ledger and ` +
-        "/token/usage in a minute",
+      `\`Too Many Requests\`: more than ${VIEW_CALLS_PER_MINUTE} calls to /token/ledger, ` +
+        "/token/usage and /schedule-preview in a minute",
     ),
     headers: {
       ...BILLING_HEADERS,
@@ -68,9 +69,9 @@ const FREE_VIEW_ERRORS = {
   503: ERROR_RESPONSES[503],
 };
 
-const FREE_NOTE =
+export const FREE_NOTE =
   `Free (X-Cost 0, so an empty wallet can call it); at most ${VIEW_CALLS_PER_MINUTE} calls a ` +
-  "minute per wallet to /token/ledger and /token/usage together, then 429 with Retry-After.";
+  "minute per wallet to /token/ledger, /token/usage and /schedule-preview together, then 429 with Retry-After.";
 
 const ledger = billedRoute({
   method: "get",
