@@ -187,9 +187,23 @@ async function makesWebhooks(j: Journey) {
   await typeInto(page, "#wh-id", "nightly");
   await typeInto(page, "#wh-url", `${receiver.url}/cron`);
   await page.click("#wh-kind-schedule");
-  await typeInto(page, "#wh-cron", "0 3 * * *");
   await typeInto(page, "#wh-timezone", "Europe/Rome");
+  // The preview is the server's (free): a bad cron gets POST /webhook's phrase, a good one 5 runs.
+  const balance = await shownBalance(page);
+  await typeInto(page, "#wh-cron", "61 3 * * *");
+  await page.click("#wh-preview-button");
+  await page.waitForFunction(() => /Invalid/.test(document.getElementById("wh-preview-note").textContent));
+  await typeInto(page, "#wh-cron", "0 3 * * *");
+  await page.click("#wh-preview-button");
+  await page.waitForFunction(() => document.querySelectorAll("#wh-preview li").length === 5);
+  const runs = await page.$$eval("#wh-preview li", (lis: any[]) => lis.map((li) => li.textContent));
+  for (const run of runs) {
+    assert.match(run, /^\d{4}-\d\d-\d\d 03:00 \(\+0[12]:00\), \d{4}-\d\d-\d\d 0[12]:00:00 UTC$/);
+  }
+  assert.equal(await shownBalance(page), balance, "the preview is free");
   await pricedClick(page, "#wh-create", /Webhook nightly created\./);
+  const nextRun = /Next run(\S+ \S+ UTC)/.exec(await textOf(page, 'li[data-webhook="nightly"]'))?.[1];
+  assert.equal(nextRun, runs[0].split(", ")[1], "the scheduler plans the preview's first run");
   assert.doesNotMatch(await textOf(page, "#wh-made"), /address/);
   assert.match(
     await textOf(page, 'li[data-webhook="nightly"]'),

@@ -5,6 +5,7 @@
 // mailbox address are shown once, at creation, with copy buttons.
 import { byId, copyButton, el } from "./view.js";
 import { priceLabel, PRICES } from "./prices.js";
+import { schedulePreview } from "./schedule_preview.js";
 
 /** @typedef {import("./api.js").Session} Session */
 /** @typedef {import("./api.js").schemas["Webhook"]} Webhook */
@@ -49,6 +50,7 @@ export function webhookForm(session, list) {
   };
   for (const radio of form.querySelectorAll("input[name=wh-kind]")) radio.addEventListener("change", kind);
   kind();
+  schedulePreview(session);
 
   /** The signing secret, and a mailbox's address, shown this once. */
   function showOnce(/** @type {Webhook} */ webhook) {

@@ -47,6 +47,7 @@ const FILES: Record<string, string> = {
   "webhook_actions.js": JS,
   "webhook_form.js": JS,
   "keys.js": JS,
+  "schedule_preview.js": JS,
   [OPENAPI_FETCH]: JS,
 };
 
