@@ -471,7 +471,9 @@ Deno.test({
       const page = await chrome.browser.newPage();
       page.setDefaultTimeout(STEP_TIMEOUT_MS);
       const problems: string[] = [];
+      const origins = new Set<string>();
       page.on("pageerror", (error) => problems.push(`page error: ${error}`));
+      page.on("request", (request) => origins.add(new URL(request.url()).origin));
       await page.setViewport({ width: 1280, height: 900 });
       const shots = await screenshotFolder();
       const j: Journey = { svc, page, receiver, token: "", mailbox: "", shots, axe: {} };
@@ -526,6 +528,7 @@ Deno.test({
       await Deno.writeTextFile(`${shots}/axe.json`, JSON.stringify(j.axe, null, 2) + "\n");
       console.log(`Screenshots and axe result: ${shots}`);
       assert.deepEqual(problems, []);
+      assert.deepEqual([...origins], [svc.url], "every request went to the service");
     } finally {
       await chrome.close();
       await svc.dispose();

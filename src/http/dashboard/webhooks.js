@@ -78,5 +78,10 @@ export function webhooksPanel(session) {
     if (data.webhooks.length === 0) list.append(el("li", {}, "No webhooks yet."));
     session.charged(`${data.webhooks.length} webhook(s).`);
   });
-  webhookForm(session, { made: (webhook) => list.append(webhookCard(session, webhook)) });
+  webhookForm(session, {
+    made(webhook) {
+      for (const empty of list.querySelectorAll("li:not([data-webhook])")) empty.remove();
+      list.append(webhookCard(session, webhook));
+    },
+  });
 }
