@@ -151,6 +151,10 @@ async function usesTheKeyValueStore({ page, svc, token }: Journey) {
   // Opened from the list, then deleted with its ETag.
   await pricedClick(page, "#kv-table tbody tr:nth-child(2) button", /Opened k2\./);
   await pricedClick(page, "#kv-delete", /Deleted k2\./);
+  assert.deepEqual(
+    await page.$$eval("#kv-table tbody tr", (trs: any[]) => trs.map((tr) => tr.cells[0].textContent)),
+    ["k1", "k3", "k4"],
+  );
   assert.equal((await other.get("/kv/notes/k2")).status, 404);
 }
 

@@ -29,7 +29,8 @@ const createClient = (await import(OPENAPI_FETCH)).default;
 /** @param {string} token */
 export function apiClient(token) {
   /** @type {ApiClient} */
-  const client = createClient({ baseUrl: location.origin, headers: { "x-token": token } });
+  // Without a token (before one is pasted, or to ask for a new one) no X-Token is sent at all.
+  const client = createClient({ baseUrl: location.origin, headers: token ? { "x-token": token } : {} });
   return client;
 }
 

@@ -99,6 +99,8 @@ export function kvEntryPanel(session) {
     if (!session.answered(response, error)) return;
     value.value = "";
     know({ state: "new" });
+    // The listing shows it no more, without a charged reload.
+    document.querySelector(`#kv-table tr[data-key="${CSS.escape(p.key)}"]`)?.remove();
     session.charged(`Deleted ${p.key}.`);
   }
 

@@ -55,7 +55,7 @@ export function kvKeysPanel(session, entry) {
         open.addEventListener("click", () => entry.open(listed.bucket, found.key));
         return el(
           "tr",
-          {},
+          { "data-key": found.key },
           cell(found.key),
           cell(sizeText(found.size), "num"),
           cell(timeLeft(found.expiresAt, now)),

@@ -4,6 +4,7 @@
 // once with a copy button and the choice to keep it in this tab, and the wait when the address is
 // limited. The token is the wallet's only key: the page says so before and after.
 import { byId, copyButton } from "./view.js";
+import { apiClient } from "./api.js";
 
 /** @typedef {import("./api.js").Session} Session */
 
@@ -19,7 +20,8 @@ export function newTokenPanel(session, storage) {
   const keep = /** @type {HTMLButtonElement} */ (byId("token-keep"));
 
   ask.addEventListener("click", async () => {
-    const { data, error, response } = await session.client.POST("/token", {
+    // Asked without the token this tab may hold: a new wallet is nobody's yet.
+    const { data, error, response } = await apiClient("").POST("/token", {
       body: { token: "new" },
       parseAs: "text",
     });
