@@ -4,6 +4,7 @@ import type { Queryable, Sql } from "../src/db/connect.ts";
 import { expiryPartitioning, maintainPartitions, type PartitionUpkeep } from "../src/db/partitions.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 import { defineProjection, type ReadKind, rowId } from "./projection.ts";
+import { FREE_VIEW_PATHS } from "./view_calls.ts";
 
 export const LOG_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
@@ -143,17 +144,29 @@ function paymentLogRow(event: Extract<StoredEvent, { type: "CreditsPurchased" }>
 export const LOG_ENDPOINTS = ["kv", "token", "webhook", "webhook-delivery", "email", "payment"] as const;
 export type LogEndpoint = typeof LOG_ENDPOINTS[number];
 
-/** The newest entries first, live ones only. */
+/**
+ * The free views a console calls on its own (issue 27): GET of the ledger, the usage, the schedule
+ * preview and the recharge links. Their entries stay in the log (bounded by the free calls' limits)
+ * and are left out of the log view unless asked for, so the user's own calls come first.
+ */
+export const VIEW_LOG_PATHS: readonly string[] = [...FREE_VIEW_PATHS, "/recharge"];
+
+/** The newest entries first, live ones only; the free views' only with `views`. */
 export async function newestCallLogs(
   sql: Queryable,
   walletId: string,
-  options: { limit: number; endpoint?: string; now: Date },
+  options: { limit: number; endpoint?: string; views?: boolean; now: Date },
 ): Promise<CallLogRow[]> {
   const { limit, endpoint, now } = options;
   return await sql<CallLogRow[]>`
     select * from call_logs
     where wallet_id = ${walletId} and expires_at > ${now}
       ${endpoint ? sql`and endpoint = ${endpoint}` : sql``}
+      ${
+    options.views
+      ? sql``
+      : sql`and not (method = 'GET' and cost = 0 and split_part(path, '?', 1) = any(${VIEW_LOG_PATHS}))`
+  }
     order by version desc limit ${limit}`;
 }
 
@@ -161,6 +174,8 @@ export interface NewestLogsKey {
   walletId: string;
   limit: number;
   endpoint?: string;
+  /** Include the free views' entries. */
+  views?: boolean;
 }
 
 /**
@@ -169,7 +184,7 @@ export interface NewestLogsKey {
  */
 export const newestCallLogsRead: ReadKind<NewestLogsKey, CallLogRow[]> = {
   name: "newest call logs",
-  id: (key) => rowId(["walletId", "limit", "endpoint"], key),
+  id: (key) => rowId(["walletId", "limit", "endpoint", "views"], key),
   async load(sql, keys, now) {
     const found = await Promise.all(keys.map((key) => newestCallLogs(sql, key.walletId, { ...key, now })));
     return new Map(keys.map((key, i) => [newestCallLogsRead.id(key), found[i]]));

@@ -167,3 +167,55 @@ export async function sweepExpiredKv(sql: Queryable, now: Date): Promise<number>
   const rows = await sql`delete from kv_entries where expires_at <= ${now} returning 1`;
   return rows.length;
 }
+
+/** A page of a wallet's bucket names: those after `after` that start with `prefix`. */
+export interface KvBucketsKey {
+  walletId: string;
+  prefix: string;
+  after?: string;
+  limit: number;
+}
+
+/** A bucket name as the walk found it: whether it has the prefix, and a key that has not expired. */
+export interface KvWalkedBucket {
+  bucket: string;
+  matches: boolean;
+  live: boolean;
+}
+
+/** Distinct bucket names one page looks at, at most: bounds a walk past names without the prefix. */
+export const MAX_BUCKETS_WALKED = 1000;
+
+/**
+ * The wallet's bucket names after `after`, in the order of the primary key's index (the database's
+ * order of text), one index descent each (a recursive walk), until `limit` + 1 names with the
+ * prefix or MAX_BUCKETS_WALKED names. Each says whether it has a live key. A snapshot of the lock
+ * round trip: a bucket made by an earlier call of the same batch is not in it.
+ */
+export const kvBucketsRead: ReadKind<KvBucketsKey, KvWalkedBucket[]> = {
+  name: "kv buckets",
+  id: (key) => rowId(["walletId", "prefix", "after", "limit"], key),
+  async load(sql, keys, now) {
+    const pages = await Promise.all(keys.map(async (key) => {
+      const after = key.after ?? null;
+      return await sql<KvWalkedBucket[]>`
+        with recursive walk(bucket, steps, found) as (
+          (select bucket, 1, (starts_with(bucket, ${key.prefix}))::int from kv_entries
+           where wallet_id = ${key.walletId} and (${after}::text is null or bucket > ${after}::text)
+           order by bucket limit 1)
+          union all
+          select next.bucket, walk.steps + 1, walk.found + (starts_with(next.bucket, ${key.prefix}))::int
+          from walk cross join lateral (
+            select e.bucket from kv_entries e where e.wallet_id = ${key.walletId} and e.bucket > walk.bucket
+            order by e.bucket limit 1) next
+          where walk.steps < ${MAX_BUCKETS_WALKED} and walk.found <= ${key.limit})
+        select bucket, starts_with(bucket, ${key.prefix}) as matches,
+               exists (select 1 from kv_entries e where e.wallet_id = ${key.walletId} and e.bucket = walk.bucket
+                         and e.expires_at > ${now}) as live
+        from walk order by steps`;
+    }));
+    return new Map(keys.map((key, i) => [kvBucketsRead.id(key), pages[i]]));
+  },
+  touches: () => [],
+  evolve: (page) => page,
+};

@@ -95,7 +95,7 @@ test("a logged call keeps a bounded path: its query cut first, each part ending 
   assert.equal((await svc.request("GET", `/recharge?${query}`, { token })).status, 200);
   const longKey = encodeURIComponent("ü".repeat(30));
   assert.equal((await svc.request("GET", `/kv/${longKey}/${longKey}?${query}`, { token })).status, 404);
-  const logs = await svc.request("GET", "/token/logs?n=2", { token });
+  const logs = await svc.request("GET", "/token/logs?n=2&views=include", { token });
   const [kv, recharge] = JSON.parse(logs.text).logs as { path: string }[];
   const bytes = (text: string) => new TextEncoder().encode(text).length;
   for (const { path } of [kv, recharge]) {

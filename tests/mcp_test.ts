@@ -256,7 +256,7 @@ Deno.test("MCP server", async (t) => {
       const bad = await tool(client, "usage_summary", { days: 91 });
       assert.deepEqual([bad.isError, bad.status, bad.cost], [true, 400, 0]);
       assert.match(bad.error, /^Invalid days: must be an integer from 1 to 90/);
-      const logged = (await owner.get("/token/logs?n=3&type=token")).json().logs;
+      const logged = (await owner.get("/token/logs?n=3&type=token&views=include")).json().logs;
       assert.ok(logged.some((l: any) => l.path === "/token/usage?days=2"), "logged like the REST view");
 
       const made = (await owner.postJson("/token/keys", { name: "reader", scope: "read" })).json();

@@ -224,6 +224,7 @@ const CASES: Case[] = [
 /** Snapshots taken when the batch locks the wallets: no event of the batch changes them. */
 const SNAPSHOTS: ReadKind<any, any>[] = [
   kv.kvPageRead,
+  kv.kvBucketsRead,
   callLogs.newestCallLogsRead,
   deliveryHistoryReads.deliveryPageRead,
   deliveryHistoryReads.deliveryDetailRead,

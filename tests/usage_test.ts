@@ -171,9 +171,11 @@ Deno.test("30 free views a minute per wallet, then 429 with Retry-After, across 
       assert.ok(wait >= 1 && wait <= 60, `Retry-After ${wait}`);
     }
     // Other calls are not limited, and the refusals are in the call log like any call.
-    const logs = await call(first, "GET", "/token/logs?n=40&type=token", { token });
+    const logs = await call(first, "GET", "/token/logs?n=40&type=token&views=include", { token });
     assert.equal(logs.status, 200);
-    const entries = logs.json().logs.filter((l: any) => l.path !== "/token/logs?n=40&type=token");
+    const entries = logs.json().logs.filter((l: any) =>
+      l.path !== "/token/logs?n=40&type=token&views=include"
+    );
     assert.equal(entries.filter((l: any) => l.status_code === 429).length, 10);
     assert.ok(entries.every((l: any) => l.cost === 0));
     // Calls that shared a transaction were appended to the limit's read model as replay folds them.

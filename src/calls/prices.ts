@@ -24,3 +24,5 @@ export const SETTINGS: RouteBilling = { price: 1, endpoint: "token" };
 export const KEYS: RouteBilling = { price: 1, endpoint: "token" };
 /** The webhook routes and their deliveries. */
 export const WEBHOOK: RouteBilling = { price: 1, endpoint: "webhook" };
+/** GET /kv, the wallet's bucket names: the wallet's token only, since a key sees only its buckets. */
+export const KV_BUCKETS: RouteBilling = { price: 1, endpoint: "kv" };

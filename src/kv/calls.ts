@@ -2,12 +2,13 @@
 // scoped key, its reads and its decision. The REST routes (http/routes/kv.ts), the MCP tools
 // (mcp/kv_tools.ts) and the decision specs make their calls here, so the three cannot drift apart.
 import { read, type ReadSet } from "../ledger/reads.ts";
-import { kvBucketChangesRead, kvEntryRead, kvPageRead } from "../../projections/kv.ts";
+import { kvBucketChangesRead, kvBucketsRead, kvEntryRead, kvPageRead } from "../../projections/kv.ts";
 import { type BilledCall, billedCall } from "../calls/billed_call.ts";
-import { KV } from "../calls/prices.ts";
+import { KV, KV_BUCKETS } from "../calls/prices.ts";
 import { kvAccess } from "../calls/key_access.ts";
 import { deleteValue, incrementValue, readValue, writeValue } from "./commands.ts";
 import { type KvListing, listKeys } from "./listing.ts";
+import { type KvBucketListing, listBuckets } from "./bucket_listing.ts";
 import type { Preconditions } from "./preconditions.ts";
 
 /** A key of a wallet's bucket. */
@@ -85,6 +86,15 @@ export const kvCalls = {
         changes: read(kvBucketChangesRead, { walletId, bucket: listing.bucket }),
       },
       decide: ({ reads, now }) => listKeys(listing, { page: reads.page, changes: reads.changes, now }),
+    });
+  },
+
+  /** GET /kv: a page of the wallet's bucket names; not open to scoped keys. */
+  buckets({ walletId, ...listing }: KvBucketListing & { walletId: string }) {
+    return billedCall({
+      price: KV_BUCKETS.price,
+      reads: { walked: read(kvBucketsRead, { walletId, ...listing }) },
+      decide: ({ reads }) => listBuckets(listing, reads.walked ?? []),
     });
   },
 };

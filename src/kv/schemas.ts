@@ -142,3 +142,27 @@ export const EntryEtagHeader = {
     schema: { type: "string" as const, pattern: '^"[0-9]+"$' },
   },
 };
+
+/** GET /kv: the bucket listing's query, the key listing's rules (a prefix of a name, a page, a cursor). */
+export const KvBucketsQuery = z.object({
+  prefix: KvListQuery.shape.prefix.openapi({ description: "Only buckets that start with it; default all" }),
+  limit: KvListQuery.shape.limit,
+  cursor: z.string()
+    .max(MAX_CURSOR_CHARS, "must be a nextCursor of a bucket listing with the same prefix")
+    .optional()
+    .openapi({
+      description:
+        "The `nextCursor` of the previous page with the same prefix, as it was answered (opaque); " +
+        "any other value is a billed `400`",
+    }),
+});
+
+export const KvBucketsAnswer = z.object({
+  buckets: z.array(z.string()).openapi({
+    description: "Names of buckets with a live key, in the database's order of names",
+  }),
+  nextCursor: z.string().nullable().openapi({
+    description: "Pass it as `cursor` for the next page; null when the listing is complete. " +
+      "A page may hold fewer names than `limit` (none, even) and still have a next one",
+  }),
+});

@@ -27,11 +27,19 @@ export const walletCalls = {
     return billedCall({ price: RECHARGE.price, decide: () => rechargeLink(link, token) });
   },
 
-  /** GET /token/logs: the newest entries, of one endpoint type when given; one credit per entry. */
-  logs({ walletId, limit, endpoint }: { walletId: string; limit: number; endpoint?: LogEndpoint }) {
+  /**
+   * GET /token/logs: the newest entries, of one endpoint type when given, the free views' only with
+   * `views`; one credit per entry.
+   */
+  logs({ walletId, limit, endpoint, views }: {
+    walletId: string;
+    limit: number;
+    endpoint?: LogEndpoint;
+    views?: boolean;
+  }) {
     return billedCall({
       price: TOKEN.price,
-      reads: { newest: read(newestCallLogsRead, { walletId, limit, endpoint }) },
+      reads: { newest: read(newestCallLogsRead, { walletId, limit, endpoint, ...(views ? { views } : {}) }) },
       decide: ({ wallet, reads }) => callLogPage(wallet, reads.newest ?? []),
     });
   },

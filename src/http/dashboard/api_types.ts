@@ -93,9 +93,29 @@ export interface paths {
     };
     /**
      * Newest call log entries
-     * @description Costs 1 credit per entry returned. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
+     * @description Costs 1 credit per entry returned. The free views' own entries only with `views=include`. Billed: the answer carries X-Balance and X-Cost, also on errors after authentication.
      */
     get: operations["listCallLogs"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/kv": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the wallet's buckets that hold a live key
+     * @description Billed: the answer carries X-Balance and X-Cost, also on errors after authentication. One page per call, at most `limit` names; follow `nextCursor`. The wallet's token only: a scoped key gets `403`.
+     */
+    get: operations["listBuckets"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1550,6 +1570,8 @@ export interface operations {
         /** @description How many entries, 1 to 100, default 5 */
         n?: string;
         type?: "kv" | "token" | "webhook" | "webhook-delivery" | "email" | "payment";
+        /** @description exclude (default): leave out the entries of the free views a console calls by itself (GET /token/ledger, /token/usage, /schedule-preview, /recharge, free), so the wallet's own calls come first; include: show them too */
+        views?: "exclude" | "include";
       };
       header?: never;
       path?: never;
@@ -1588,6 +1610,166 @@ export interface operations {
               keyId?: string;
             }[];
             n: number;
+          };
+        };
+      };
+      /** @description Invalid parameters or request: a phrase naming the field and the rule */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing or invalid X-Token: `Unauthorized` */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The challenge: `Token header="X-Token"` (on POST /mcp, `Token header="X-Token", Bearer`) */
+          "WWW-Authenticate": string;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Balance below the call's cost: `Insufficient credits` */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description A scoped key may not make this call (its scope, its buckets, or a route closed to keys) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Method not allowed on this path */
+      405: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description `Too Many Requests`, with Retry-After: the wallet's calls that charge nothing (free routes, 402s, a key's refusals) passed their allowance of 60 a minute and 600 a UTC day (nothing is written), the wallet's recent calls failed on our side, or this client's lookups of unknown tokens are spent */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance"?: number;
+          /** @description Credits this call was charged */
+          "X-Cost"?: number;
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The database cannot be reached: `Database unavailable, nothing was changed: retry shortly`, or `Database unavailable, outcome unknown: retry with the same Idempotency-Key` */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  listBuckets: {
+    parameters: {
+      query?: {
+        /** @description Only buckets that start with it; default all */
+        prefix?: string;
+        /** @description Most keys in the answer, 1 to 100; default 100 */
+        limit?: string;
+        /** @description The `nextCursor` of the previous page with the same prefix, as it was answered (opaque); any other value is a billed `400` */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of bucket names */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Service-Request-Id": components["headers"]["ServiceRequestId"];
+          /** @description The wallet's balance after the call */
+          "X-Balance": number;
+          /** @description Credits this call was charged */
+          "X-Cost": number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @description Names of buckets with a live key, in the database's order of names */
+            buckets: string[];
+            /** @description Pass it as `cursor` for the next page; null when the listing is complete. A page may hold fewer names than `limit` (none, even) and still have a next one */
+            nextCursor: string | null;
           };
         };
       };

@@ -6,7 +6,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env.ts";
 import { billed, billedFailure, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
-import { KV } from "../../calls/prices.ts";
+import { KV, KV_BUCKETS } from "../../calls/prices.ts";
 import {
   billedRoute,
   BILLING_NOTE,
@@ -20,12 +20,15 @@ import {
 import { parseWith } from "../../calls/parsed.ts";
 import { kvCalls } from "../../kv/calls.ts";
 import { decodeCursor, MAX_LIST_LIMIT } from "../../kv/listing.ts";
+import { decodeBucketCursor } from "../../kv/bucket_listing.ts";
 import { parseEtagCondition, type Preconditions } from "../../kv/preconditions.ts";
 import { readTextBody } from "../body.ts";
 import { strictRoutePath } from "../strict_path.ts";
 import {
   EntryEtagHeader,
   KvBucketPath,
+  KvBucketsAnswer,
+  KvBucketsQuery,
   KvConditionHeaders,
   KvIncrQuery,
   KvListAnswer,
@@ -139,8 +142,31 @@ const entryOf = (c: Context<AppEnv>, { bucket, key }: { bucket: string; key: str
   key,
 });
 
+const listBuckets = billedRoute({
+  method: "get",
+  path: "/kv",
+  operationId: "listBuckets",
+  summary: "List the wallet's buckets that hold a live key",
+  description: `${BILLING_NOTE} One page per call, at most \`limit\` names; follow \`nextCursor\`. ` +
+    "The wallet's token only: a scoped key gets `403`.",
+  middleware: [requireWallet, billing(KV_BUCKETS)] as const,
+  request: { query: KvBucketsQuery },
+  responses: { ...jsonOk("A page of bucket names", KvBucketsAnswer), ...ERROR_RESPONSES },
+});
+
 /** A page of the bucket as the wallet's lock sees it, with the batch's earlier writes laid over it. */
 function serveListing(app: OpenAPIHono<AppEnv>) {
+  serve(app, listBuckets, (c) => {
+    const { prefix = "", limit, cursor } = c.req.valid("query");
+    const resume = cursor === undefined ? { after: undefined } : decodeBucketCursor(cursor, prefix);
+    if ("phrase" in resume) return billedFailure(c, 400, resume.phrase);
+    const listing = {
+      prefix,
+      limit: Number(limit ?? MAX_LIST_LIMIT),
+      ...(resume.after ? { after: resume.after } : {}),
+    };
+    return billed(c, kvCalls.buckets({ walletId: c.get("walletId")!, ...listing }));
+  });
   serve(app, listKv, (c) => {
     const { bucket } = c.req.valid("param");
     const { prefix = "", limit, cursor } = c.req.valid("query");

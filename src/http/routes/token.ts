@@ -6,7 +6,7 @@ import { clientNetworkOf, requireWallet } from "../middleware.ts";
 import { ERASE, RECHARGE, TOKEN } from "../../calls/prices.ts";
 import { errorResponse } from "../errors.ts";
 import { openWallet } from "../../wallets/open_wallet.ts";
-import { LOG_ENDPOINTS } from "../../../projections/call_logs.ts";
+import { LOG_ENDPOINTS, VIEW_LOG_PATHS } from "../../../projections/call_logs.ts";
 import {
   billedRoute,
   BILLING_NOTE,
@@ -47,6 +47,12 @@ export const LogsQuery = z.object({
   n: integerParam(1, MAX_LOG_ENTRIES)
     .openapi({ description: `How many entries, 1 to ${MAX_LOG_ENTRIES}, default 5`, example: "5" }),
   type: z.enum(LOG_ENDPOINTS, { error: `must be one of ${LOG_ENDPOINTS.join(", ")}` }).optional(),
+  views: z.enum(["exclude", "include"], { error: "must be exclude or include" }).optional().openapi({
+    description: `exclude (default): leave out the entries of the free views a console calls by itself ` +
+      `(GET ${
+        VIEW_LOG_PATHS.join(", ")
+      }, free), so the wallet's own calls come first; include: show them too`,
+  }),
 });
 
 const LogEntry = z.object({
@@ -138,7 +144,8 @@ const logs = billedRoute({
   path: "/token/logs",
   operationId: "listCallLogs",
   summary: "Newest call log entries",
-  description: "Costs 1 credit per entry returned. " + BILLING_NOTE,
+  description: "Costs 1 credit per entry returned. The free views' own entries only with `views=include`. " +
+    BILLING_NOTE,
   middleware: [requireWallet, billing(TOKEN)] as const,
   request: { query: LogsQuery },
   responses: {
@@ -185,7 +192,13 @@ export function tokenRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   serve(app, logs, (c) => {
-    const { n = "5", type } = c.req.valid("query");
-    return billed(c, walletCalls.logs({ walletId: c.get("walletId")!, limit: Number(n), endpoint: type }));
+    const { n = "5", type, views } = c.req.valid("query");
+    const request = {
+      walletId: c.get("walletId")!,
+      limit: Number(n),
+      endpoint: type,
+      views: views === "include",
+    };
+    return billed(c, walletCalls.logs(request));
   });
 }
