@@ -148,6 +148,14 @@ async function usesTheKeyValueStore({ page, svc, token }: Journey) {
   await typeInto(page, "#kv-prefix", "k");
   await pricedClick(page, "#kv-list", /4 key\(s\) on page 1 of notes\./);
 
+  // The wallet's buckets; one lists its keys.
+  await typeInto(page, "#kv-prefix", "");
+  await pricedClick(page, "#kv-buckets-load", /1 bucket\(s\)\./);
+  assert.equal(await textOf(page, "#kv-buckets"), "notes (1 credit)");
+  await pricedClick(page, "#kv-buckets button", /5 key\(s\) on page 1 of notes\./);
+  await typeInto(page, "#kv-prefix", "k");
+  await pricedClick(page, "#kv-list", /4 key\(s\) on page 1 of notes\./);
+
   // Opened from the list, then deleted with its ETag.
   await pricedClick(page, "#kv-table tbody tr:nth-child(2) button", /Opened k2\./);
   await pricedClick(page, "#kv-delete", /Deleted k2\./);
@@ -372,6 +380,28 @@ async function retype(page: Page, text: string) {
   await page.keyboard.type(text);
 }
 
+async function showsOwnCallsFirst({ page }: Journey) {
+  await page.select("#logs-n", "5");
+  await page.click("#logs-load");
+  await page.waitForSelector("#logs-table tbody tr td:nth-child(3)");
+  const calls = await page.$$eval(
+    "#logs-table tbody tr td:nth-child(3)",
+    (tds: any[]) => tds.map((td) => td.textContent),
+  );
+  assert.equal(calls.length, 5);
+  assert.ok(calls.every((c: string) => !/\/token\/(usage|ledger)|\/recharge/.test(c)), calls.join(" | "));
+  // A free view now (the schedule preview), then the logs with the page's own views: it is there.
+  await page.click("#wh-preview-button");
+  await page.waitForFunction(() => document.querySelectorAll("#wh-preview li").length === 5);
+  await page.click("#logs-views");
+  await page.click("#logs-load");
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll("#logs-table tbody tr td:nth-child(3)")].some((td: any) =>
+      td.textContent.includes("/schedule-preview")
+    )
+  );
+}
+
 async function worksByKeyboard({ page }: Journey) {
   await page.focus("#token-new");
   await tabTo(page, "kv-key");
@@ -518,6 +548,10 @@ Deno.test({
       );
 
       await t.step("the alert threshold set", () => setsTheAlertThreshold(j));
+      await t.step(
+        "the call logs show the user's calls; the page's own free views only when asked",
+        () => showsOwnCallsFirst(j),
+      );
       await t.step(
         "every view at 1280 and 375 px: no serious or critical axe violation, nothing too wide; screenshots",
         () => checksViews(j, "in use"),

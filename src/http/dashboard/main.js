@@ -13,6 +13,7 @@ import { newTokenPanel } from "./token_new.js";
 import { priceLabel } from "./prices.js";
 import { kvEntryPanel } from "./kv_entry.js";
 import { kvKeysPanel } from "./kv_keys.js";
+import { kvBucketsPanel } from "./kv_buckets.js";
 import { keysPanel } from "./keys.js";
 
 /** @typedef {import("./api.js").Session} Session */
@@ -59,6 +60,7 @@ const session = {
 const usage = usagePanel(session);
 const ledger = ledgerPanel(session);
 logsPanel(session);
+kvBucketsPanel(session);
 kvKeysPanel(session, kvEntryPanel(session));
 webhooksPanel(session);
 keysPanel(session);

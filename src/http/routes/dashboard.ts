@@ -44,6 +44,7 @@ const FILES: Record<string, string> = {
   "ttl.js": JS,
   "kv_keys.js": JS,
   "kv_entry.js": JS,
+  "kv_buckets.js": JS,
   "webhook_actions.js": JS,
   "webhook_form.js": JS,
   "keys.js": JS,
