@@ -21,7 +21,7 @@ import { type Receiver, startReceiver } from "./helpers/receiver.ts";
 import { walletClient } from "./helpers/client.ts";
 import { sendMail } from "./helpers/smtp.ts";
 
-declare const document: any, sessionStorage: any, getComputedStyle: any;
+declare const document: any, sessionStorage: any, getComputedStyle: any, navigator: any;
 
 const chromium = findChromium();
 
@@ -474,6 +474,11 @@ async function getsAToken(j: Journey) {
   const token = (await textOf(page, "#token-made-value")).trim();
   assert.match(token, /^\S{10,}$/);
   assert.equal(await page.evaluate(() => sessionStorage.length), 0, "kept only when asked");
+  await page.browserContext().overridePermissions(svc.url, ["clipboard-read", "clipboard-sanitized-write"]);
+  await page.click("#token-made-actions button::-p-text(Copy token)");
+  await statusSays(page, /Copied to the clipboard/);
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), token);
+  await checksViews(j, "new token");
   await page.click("#token-keep");
   await statusSays(page, /Free views loaded/);
   assert.equal(await page.evaluate(() => sessionStorage.getItem("credits-dashboard-token")), token);
