@@ -277,6 +277,11 @@ async function editsRecoversDeletes({ page }: Journey) {
   await typeInto(page, "#edit-cron-nightly", "30 4 * * *");
   await pricedClick(page, cardButton("nightly", "Save changes"), /nightly saved\./);
   assert.match(await textOf(page, 'li[data-webhook="nightly"]'), /Schedule30 4 \* \* \* \(Europe\/Rome\)/);
+  await page.click(cardButton("inbox", "Edit"));
+  await page.select("#edit-format-inbox", "slack");
+  await pricedClick(page, cardButton("inbox", "Save changes"), /inbox saved\./);
+  assert.match(await textOf(page, 'li[data-webhook="inbox"]'), /Formatslack/);
+  await pricedClick(page, cardButton("inbox", "Deliveries"), /recent deliveries of inbox\./);
   await pricedClick(
     page,
     cardButton("inbox", "Recover failed"),
@@ -467,6 +472,7 @@ async function explainsRefusals({ page, svc, token }: Journey) {
 async function getsAToken(j: Journey) {
   const { page, svc } = j;
   await page.goto(svc.url + "/");
+  await page.waitForSelector("body[data-ready]");
   assert.equal(await page.$eval("#dashboard", (e: any) => e.hidden), true);
   assert.match(await textOf(page, ".new-token"), /only key to its wallet/);
   await page.click("#token-new");
@@ -519,6 +525,7 @@ Deno.test({
 
       await t.step("the empty page passes axe at 1280 and 375 px", async () => {
         await page.goto(svc.url + "/");
+        await page.waitForSelector("body[data-ready]");
         await checksViews(j, "empty");
       });
       await t.step("get a token: shown once, kept in this tab when asked, the 429 wait", () => getsAToken(j));
@@ -563,6 +570,9 @@ Deno.test({
       );
       await t.step("keyboard only: an entry created, a delete asked and declined", () => worksByKeyboard(j));
       await t.step("404, 409, 413, 403 and 401 get clear messages", () => explainsRefusals(j));
+
+      const left = (await walletClient(svc, j.token).get("/token/usage?days=1")).balance;
+      console.log(`Credits left at the end of the journey: ${left} of 100`);
 
       await t.step("the audit is clean", async () => {
         const audit = await auditOf(svc);

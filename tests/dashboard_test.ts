@@ -109,6 +109,7 @@ function watch(page: Page) {
 
 async function opensByKeyboard({ svc, page, token, balance, callsSoFar }: Visit) {
   await page.goto(svc.url + "/");
+  await page.waitForSelector("body[data-ready]");
   for (let i = 0; i < 5 && await page.evaluate(() => document.activeElement?.id) !== "token-input"; i++) {
     await page.keyboard.press("Tab");
   }

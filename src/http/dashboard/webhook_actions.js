@@ -1,7 +1,7 @@
 // @ts-check
 /// <reference lib="dom" />
 // A webhook card's actions, each 1 credit: test (the result shown), pause and resume, edit its URL
-// (and a schedule's cron and zone), and delete after a confirmation.
+// (and a schedule's cron and zone, a mailbox's format), and delete after a confirmation.
 import { el } from "./view.js";
 import { priceLabel, PRICES } from "./prices.js";
 
@@ -21,6 +21,25 @@ function action(label, onClick, secondary = true) {
 function field(/** @type {string} */ id, /** @type {string} */ label, /** @type {string} */ value) {
   const input = /** @type {HTMLInputElement} */ (el("input", { id, value, spellcheck: "false" }));
   return { input, nodes: [el("label", { for: id }, label), input] };
+}
+
+/** @typedef {NonNullable<import("./api.js").paths["/webhook/{webhookId}"]["patch"]["requestBody"]["content"]["application/json"]["format"]>} Format */
+
+/** A mailbox's format, as the new-webhook form offers them ("": the email payload as is). */
+function formatField(/** @type {string} */ id, /** @type {string} */ current) {
+  const names = [
+    ["", "the email payload as is"],
+    ["slack", "Slack"],
+    ["discord", "Discord"],
+    ["teams", "Teams"],
+    ["telegram", "Telegram"],
+    ["pagerduty", "PagerDuty"],
+  ];
+  const options = names.map(([value, label]) =>
+    el("option", { value, ...(value === current ? { selected: "" } : {}) }, label)
+  );
+  const select = /** @type {HTMLSelectElement} */ (el("select", { id }, ...options));
+  return { select, nodes: [el("label", { for: id }, "Format"), select] };
 }
 
 /**
@@ -63,10 +82,12 @@ export function webhookActions(session, webhook, card) {
   const url = field(`edit-url-${id}`, "Callback URL", webhook.webhook);
   const cron = scheduled ? field(`edit-cron-${id}`, "Cron", webhook.schedule.cron) : undefined;
   const zone = scheduled ? field(`edit-zone-${id}`, "Time zone", webhook.schedule.timezone) : undefined;
+  const format = scheduled ? undefined : formatField(`edit-format-${id}`, webhook.format ?? "");
   editor.append(
     ...url.nodes,
     ...(cron?.nodes ?? []),
     ...(zone?.nodes ?? []),
+    ...(format?.nodes ?? []),
     el("button", { type: "submit" }, `Save changes (${PRICE})`),
   );
   editor.addEventListener("submit", (event) => {
@@ -77,6 +98,7 @@ export function webhookActions(session, webhook, card) {
         ...(cron && zone
           ? { schedule: { cron: cron.input.value.trim(), timezone: zone.input.value.trim() } }
           : {}),
+        ...(format ? { format: /** @type {Format} */ (format.select.value) } : {}),
       },
       `${id} saved.`,
     );
