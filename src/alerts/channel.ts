@@ -6,8 +6,7 @@ import type { Sql } from "../db/connect.ts";
 import { findWalletSettings } from "../../projections/wallet_settings.ts";
 import { type AttemptResult, type DeliveryChannel, renderFailure } from "../webhooks/delivery_channel.ts";
 import type { ClaimedDelivery } from "../webhooks/outbox.ts";
-import { signedPost } from "../webhooks/deliver.ts";
-import type { LinkSigning } from "../webhooks/delivery_body.ts";
+import { type LinkSigning, signedPost } from "../webhooks/deliver.ts";
 import type { EmailFormat } from "../webhooks/payloads.ts";
 import {
   ALERT_EMAIL_PATH,

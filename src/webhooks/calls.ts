@@ -1,15 +1,9 @@
 // One builder per billed webhook call (CONTRACT section 6): the registry's create, replace, patch,
-// get, delete, list and test, the delivery history's list, show, retry and recover, and the free
-// schedule preview. Each gives its price, reads and decision; none is open to scoped keys. The REST
-// routes (http/routes/webhooks.ts, deliveries.ts, schedule_preview.ts) and the decision specs make
-// their calls here.
+// get, delete, list and test, and the delivery history's list, show, retry and recover. Each gives
+// its price, reads and decision; none is open to scoped keys. The REST routes
+// (http/routes/webhooks.ts, deliveries.ts) and the decision specs make their calls here.
 import { billedCall } from "../calls/billed_call.ts";
-import { VIEWS, WEBHOOK } from "../calls/prices.ts";
-import { answer, failure, jsonReply, type Reply } from "../calls/reply.ts";
-import { read } from "../ledger/reads.ts";
-import { viewCallsRead } from "../../projections/view_calls.ts";
-import { withinViewLimit } from "../wallets/view_limit.ts";
-import { schedulePreview } from "../schedules/preview.ts";
+import { WEBHOOK } from "../calls/prices.ts";
 import {
   type CreateWebhook,
   createWebhook,
@@ -26,6 +20,7 @@ import {
   type WebhookState,
 } from "./commands.ts";
 import type { CallDecision } from "../ledger/command.ts";
+import type { Reply } from "../calls/reply.ts";
 import type { TestRecord, TestResult } from "./test_delivery.ts";
 import {
   deliveryReads,
@@ -105,21 +100,6 @@ export const webhookCalls = {
       price: WEBHOOK.price,
       reads: deliveryReads(walletId, webhookId, deliveryId),
       decide: retryDelivery,
-    });
-  },
-  /**
-   * GET /schedule-preview: the next runs of a cron in a zone, by the scheduler's own rules; free,
-   * within the free views' per-wallet limit.
-   */
-  schedulePreview({ walletId, cron, timezone }: Wallet & { cron: string; timezone: string }) {
-    return billedCall({
-      price: VIEWS.price,
-      reads: { calls: read(viewCallsRead, walletId) },
-      decide: ({ reads, now }) =>
-        withinViewLimit(reads.calls, now, () => {
-          const preview = schedulePreview(cron, timezone, now);
-          return preview.ok ? answer(jsonReply(200, preview.value)) : failure(400, preview.phrase);
-        }),
     });
   },
   /** POST /webhook/{id}/recover: the failed deliveries of a window queued again, paced per webhook. */

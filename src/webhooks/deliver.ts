@@ -10,6 +10,9 @@ import type { Sql } from "../db/connect.ts";
 import { serverSecretFor } from "../server_secret.ts";
 import type { AttemptResult } from "./delivery_channel.ts";
 
+// Where the alert channel and the delivery channels have always found it.
+export type { LinkSigning } from "./delivery_body.ts";
+
 export const USER_AGENT = `${SERVICE_NAME}/${SERVICE_VERSION}`;
 export const DELIVERY_TIMEOUT_MS = 10_000;
 

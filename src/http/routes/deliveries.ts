@@ -31,7 +31,7 @@ import {
   serve,
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
-import { linkSigning } from "../../webhooks/deliver.ts";
+import { serverSecretFor } from "../../server_secret.ts";
 
 const notFound = { 404: errorResponseDoc("`Webhook not found` or `Delivery not found`") };
 
@@ -125,7 +125,11 @@ export function deliveryRoutes(app: OpenAPIHono<AppEnv>) {
   });
   serve(app, showRoute, async (c) => {
     const { sql, config } = c.get("services");
-    const signing = await linkSigning(sql, config);
+    // A payload not sent yet is shown with its attachment links signed as an attempt signs them.
+    const signing = {
+      serverSecret: await serverSecretFor(sql, config.serverSecret),
+      publicUrl: config.publicUrl,
+    };
     return billed(
       c,
       webhookCalls.delivery({ walletId: c.get("walletId")!, ...c.req.valid("param"), signing }),

@@ -7,7 +7,7 @@ import { billed, billing } from "../billing.ts";
 import { requireWallet } from "../middleware.ts";
 import { VIEWS } from "../../calls/prices.ts";
 import { billedRoute, errorResponseDoc, jsonOk, serve } from "../openapi.ts";
-import { webhookCalls } from "../../webhooks/calls.ts";
+import { scheduleCalls } from "../../schedules/calls.ts";
 import { MAX_CRON_LENGTH, MAX_TIMEZONE_LENGTH } from "../../schedules/cron.ts";
 import { PREVIEW_RUNS } from "../../schedules/preview.ts";
 import { BILLING_HEADERS, FREE_NOTE, FREE_VIEW_ERRORS } from "./usage.ts";
@@ -60,6 +60,6 @@ const previewRoute = billedRoute({
 export function schedulePreviewRoutes(app: OpenAPIHono<AppEnv>) {
   serve(app, previewRoute, (c) => {
     const { cron, timezone } = c.req.valid("query");
-    return billed(c, webhookCalls.schedulePreview({ walletId: c.get("walletId")!, cron, timezone }));
+    return billed(c, scheduleCalls.preview({ walletId: c.get("walletId")!, cron, timezone }));
   });
 }
