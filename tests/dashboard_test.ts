@@ -109,6 +109,7 @@ function watch(page: Page) {
 
 async function opensByKeyboard({ svc, page, token, balance, callsSoFar }: Visit) {
   await page.goto(svc.url + "/");
+  await page.waitForSelector("body[data-ready]");
   for (let i = 0; i < 5 && await page.evaluate(() => document.activeElement?.id) !== "token-input"; i++) {
     await page.keyboard.press("Tab");
   }
@@ -185,15 +186,13 @@ async function showsWebhooksAndSettings({ page, receiver }: Visit) {
   assert.equal(cards.length, 2);
   assert.match(cards[0], /inbox.*Mailboxr_[a-z0-9]+@.*Stateactive/s);
   assert.match(cards[1], /nightly.*Schedule0 3 \* \* \* \(Europe\/Rome\).*Stateactive/s);
-  await page.click("#webhooks-list > li button");
-  await page.waitForFunction(() =>
-    (document.querySelector("#webhooks-list > li div")?.textContent ?? "") !== ""
-  );
+  await page.click('li[data-webhook="inbox"] button::-p-text(Deliveries)');
+  await page.waitForSelector('li[data-webhook="inbox"] .delivery-list');
   assert.match(
-    await textOf(page, "#webhooks-list > li div"),
-    /email: delivered after 1 attempt\(s\), last 200/,
+    await textOf(page, 'li[data-webhook="inbox"] .deliveries'),
+    /email: delivered, 1 attempt\(s\).*: 200 in \d+ ms/,
   );
-  await page.click("#webhooks-list > li div button");
+  await page.click('li[data-webhook="inbox"] .delivery-list button::-p-text(Retry)');
   await statusSays(page, /queued again/);
   await receiver.waitFor(2, STEP_TIMEOUT_MS);
   assert.equal(receiver.received[1].headers["webhook-id"], receiver.received[0].headers["webhook-id"]);

@@ -9,13 +9,15 @@
 
 /**
  * What every panel gets: the typed client; `answered`, which shows the balance an answer carries
- * and, unless it is a success, says what went wrong (true: a success); and `notify` for a success
- * worth a word.
+ * and, unless it is a success, says what went wrong (true: a success); `notify` for a success worth
+ * a word, and `charged` for a billed success: the word plus what the call cost and the balance after.
  * @typedef {{
  *   client: ApiClient,
  *   token: string,
  *   answered(response: Response, body?: unknown): boolean,
  *   notify(message: string): void,
+ *   charged(message: string): void,
+ *   open(token: string): Promise<void>,
  * }} Session
  */
 
@@ -27,11 +29,18 @@ const createClient = (await import(OPENAPI_FETCH)).default;
 /** @param {string} token */
 export function apiClient(token) {
   /** @type {ApiClient} */
-  const client = createClient({ baseUrl: location.origin, headers: { "x-token": token } });
+  // Without a token (before one is pasted, or to ask for a new one) no X-Token is sent at all.
+  const client = createClient({ baseUrl: location.origin, headers: token ? { "x-token": token } : {} });
   return client;
 }
 
 export const FREE_VIEWS_PER_MINUTE = 30;
+
+/** The service's own phrase, when it sent one, after a sentence of ours. */
+function detailOf(/** @type {unknown} */ body) {
+  if (typeof body === "string" && body.length > 0) return ` The service says: ${body.slice(0, 300)}`;
+  return "";
+}
 
 /**
  * The sentence a user needs for an answer that is not a success.
@@ -43,12 +52,24 @@ export function problemOf(response, body) {
     case 401:
       return "Unauthorized: this token is unknown or was deactivated. Check it and paste it again.";
     case 402:
-      return "Insufficient credits: the balance does not cover this view. Recharge with a link under " +
+      return "Insufficient credits: the balance does not cover this call. Recharge with a link under " +
         "Balance; the free views still work.";
+    case 403:
+      return "Forbidden: this key may not make this call (its scope, its buckets, or a call only the " +
+        `wallet token may make).${detailOf(body)}`;
+    case 404:
+      return `Not found: it does not exist (any more), or it expired.${detailOf(body)}`;
+    case 409:
+      return `Conflict: this clashes with what exists already.${detailOf(body)}`;
+    case 412:
+      return "Changed meanwhile: someone wrote this entry after you loaded it (its ETag no longer " +
+        "matches), so nothing was changed. Load it again to see the current value.";
+    case 413:
+      return `Too large: the service refused the body as larger than this call allows.${detailOf(body)}`;
     case 429: {
       const wait = response.headers.get("retry-after");
-      return `Too many requests: the free views allow ${FREE_VIEWS_PER_MINUTE} calls a minute. ` +
-        `Try again in ${wait ?? "a few"} seconds.`;
+      return `Too many requests: the free views allow ${FREE_VIEWS_PER_MINUTE} calls a minute, a new ` +
+        `token one every 10 seconds. Try again in ${wait ?? "a few"} seconds.`;
     }
     case 503:
       return "The service is unavailable for a moment. Try again shortly.";

@@ -1,20 +1,33 @@
 // @ts-check
 /// <reference lib="dom" />
-// A webhook's recent deliveries with a redeliver button: both calls are charged 1 credit, so they
-// are made only when asked, through the typed client like every other call of the page.
+// A webhook's recent deliveries (1 credit), held ones included, each with its attempts, its payload on
+// request (1 credit: the body sent, or the one that will be sent), a retry (1 credit), and a recover
+// of the failed ones of the last week (1 credit). Payloads are shown as text, never as markup.
 import { el, utcTime } from "./view.js";
+import { priceLabel, PRICES } from "./prices.js";
 
 /** @typedef {import("./api.js").Session} Session */
 /** @typedef {import("./api.js").schemas["Webhook"]} Webhook */
 /** @typedef {import("./api.js").schemas["Delivery"]} Delivery */
+/** @typedef {import("./api.js").schemas["DeliveryAttempt"]} Attempt */
 
-const RECENT_DELIVERIES = 5;
+const RECENT_DELIVERIES = 10;
+const PRICE = priceLabel(PRICES.webhook);
+/** Recover looks back at most 7 days; a minute less, so the window is never refused as too old. */
+const RECOVER_WINDOW_MS = 7 * 24 * 3600 * 1000 - 60_000;
 
-/** The last attempt's answer in a few words. */
-function lastOutcome(/** @type {Delivery} */ delivery) {
-  const last = delivery.attempts.at(-1);
-  if (!last) return "no attempt yet";
-  return `${last.statusCode ?? "no answer"}${last.error ? `, ${last.error}` : ""}`;
+const STATUS_WORDS = /** @type {const} */ ({
+  pending: "pending",
+  delivered: "delivered",
+  failed: "failed",
+  abandoned: "abandoned",
+  paused: "held: its webhook is paused",
+});
+
+function attemptLine(/** @type {Attempt} */ attempt) {
+  const answer = attempt.statusCode ?? "no answer";
+  const error = attempt.error ? `, ${attempt.error}` : "";
+  return el("li", {}, `${utcTime(attempt.at)} UTC: ${answer} in ${attempt.latencyMs} ms${error}`);
 }
 
 /**
@@ -23,22 +36,53 @@ function lastOutcome(/** @type {Delivery} */ delivery) {
  * @param {Delivery} delivery
  */
 function deliveryItem(session, webhook, delivery) {
-  const when = `${utcTime(delivery.createdAt)} UTC`;
-  const attempts = `${delivery.attempts.length} attempt(s), last ${lastOutcome(delivery)}`;
-  const summary = `${when} ${delivery.kind}: ${delivery.status} after ${attempts} `;
-  // The service sends a test once: a new one is another test call, not a redelivery.
-  if (delivery.kind === "test") return el("li", {}, summary);
-  const redeliver = el("button", { type: "button", class: "secondary" }, "Redeliver (1 credit)");
-  redeliver.addEventListener("click", async () => {
-    const { data, error, response } = await session.client.POST(
-      "/webhook/{webhookId}/deliveries/{deliveryId}/retry",
-      { params: { path: { webhookId: webhook.webhookId, deliveryId: delivery.deliveryId } } },
+  const path = { webhookId: webhook.webhookId, deliveryId: delivery.deliveryId };
+  const attempts = delivery.attempts.length === 0
+    ? el("p", { class: "hint" }, "No attempt yet.")
+    : el("ol", { class: "attempts" }, ...delivery.attempts.map(attemptLine));
+  const payload = el("pre", { class: "payload", hidden: "", tabindex: "0" });
+  const show = el("button", { type: "button", class: "secondary" }, `Payload (${PRICE})`);
+  show.addEventListener("click", async () => {
+    const { data, error, response } = await session.client.GET(
+      "/webhook/{webhookId}/deliveries/{deliveryId}",
+      { params: { path } },
     );
-    if (session.answered(response, error) && data) {
-      session.notify(`Delivery ${data.deliveryId} queued again: ${data.status}.`);
-    }
+    if (!session.answered(response, error) || !data) return;
+    const when = data.payloadSent === false ? "To be sent" : "As sent";
+    payload.textContent = `${when}:\n${JSON.stringify(data.payload, null, 2)}`;
+    payload.hidden = false;
+    session.charged(`Payload of ${delivery.deliveryId}.`);
   });
-  return el("li", {}, summary, redeliver);
+  const buttons = el("div", { class: "controls" }, show);
+  // The service sends a test once: a new one is another test call, not a retry.
+  if (delivery.kind !== "test") {
+    const retry = el("button", { type: "button", class: "secondary" }, `Retry (${PRICE})`);
+    retry.addEventListener("click", async () => {
+      const { data, error, response } = await session.client.POST(
+        "/webhook/{webhookId}/deliveries/{deliveryId}/retry",
+        { params: { path } },
+      );
+      if (session.answered(response, error) && data) {
+        session.charged(`Delivery ${data.deliveryId} queued again: ${data.status}.`);
+      }
+    });
+    buttons.append(retry);
+  }
+  const summary = `${utcTime(delivery.createdAt)} UTC ${delivery.kind}: ${STATUS_WORDS[delivery.status]}, ` +
+    `${delivery.attempts.length} attempt(s)`;
+  return el("li", { "data-status": delivery.status }, el("p", {}, summary), attempts, buttons, payload);
+}
+
+/** Sends again the webhook's failed and abandoned deliveries of the last 7 days. */
+async function recover(/** @type {Session} */ session, /** @type {Webhook} */ webhook) {
+  const since = new Date(Date.now() - RECOVER_WINDOW_MS).toISOString();
+  const { data, error, response } = await session.client.POST("/webhook/{webhookId}/recover", {
+    params: { path: { webhookId: webhook.webhookId } },
+    body: { since },
+  });
+  if (session.answered(response, error) && data) {
+    session.charged(`${data.queued} failed deliveries of ${webhook.webhookId} queued again.`);
+  }
 }
 
 /** Loads a webhook's recent deliveries into `area`. */
@@ -51,9 +95,19 @@ export async function showDeliveries(
     params: { path: { webhookId: webhook.webhookId }, query: { limit: String(RECENT_DELIVERIES) } },
   });
   if (!session.answered(response, error) || !data) return;
-  area.replaceChildren(
-    data.deliveries.length === 0
-      ? el("p", { class: "hint" }, "No deliveries in the last 7 days.")
-      : el("ul", {}, ...data.deliveries.map((d) => deliveryItem(session, webhook, d))),
+  const again = el(
+    "button",
+    { type: "button", class: "secondary" },
+    `Recover failed, last 7 days (${PRICE})`,
   );
+  again.addEventListener("click", () => recover(session, webhook));
+  area.replaceChildren(
+    data.deliveries.length === 0 ? el("p", { class: "hint" }, "No deliveries in the last 7 days.") : el(
+      "ul",
+      { class: "delivery-list" },
+      ...data.deliveries.map((d) => deliveryItem(session, webhook, d)),
+    ),
+    again,
+  );
+  session.charged(`${data.deliveries.length} recent deliveries of ${webhook.webhookId}.`);
 }

@@ -1,7 +1,8 @@
 // @ts-check
 /// <reference lib="dom" />
 // The call-log panel (charged: 1 credit per entry returned), loaded only when asked, with the
-// endpoint type filter and the number of entries, whose cost the button states.
+// endpoint type filter and the number of entries, whose cost the button states. The page's own free
+// views (ledger, usage, recharge links, schedule preview) are left out unless asked for.
 import { byId, cell, count, el, fillRows, utcTime } from "./view.js";
 
 /** @typedef {import("./api.js").Session} Session */
@@ -13,6 +14,7 @@ export function logsPanel(session) {
   const type = /** @type {HTMLSelectElement} */ (byId("logs-type"));
   const entries = /** @type {HTMLSelectElement} */ (byId("logs-n"));
   const button = /** @type {HTMLButtonElement} */ (byId("logs-load"));
+  const views = /** @type {HTMLInputElement} */ (byId("logs-views"));
 
   const label = () => {
     button.textContent = `Load logs (up to ${entries.value} credits)`;
@@ -21,7 +23,13 @@ export function logsPanel(session) {
   async function load() {
     const chosen = /** @type {LogType} */ (type.value || undefined);
     const { data, error, response } = await session.client.GET("/token/logs", {
-      params: { query: { n: entries.value, ...(chosen ? { type: chosen } : {}) } },
+      params: {
+        query: {
+          n: entries.value,
+          ...(chosen ? { type: chosen } : {}),
+          ...(views.checked ? { views: "include" } : {}),
+        },
+      },
     });
     if (!session.answered(response, error) || !data) return;
     const rows = data.logs.map((log) =>

@@ -9,6 +9,12 @@ import { ledgerPanel } from "./ledger.js";
 import { logsPanel } from "./logs.js";
 import { webhooksPanel } from "./webhooks.js";
 import { settingsPanel } from "./settings.js";
+import { newTokenPanel } from "./token_new.js";
+import { priceLabel } from "./prices.js";
+import { kvEntryPanel } from "./kv_entry.js";
+import { kvKeysPanel } from "./kv_keys.js";
+import { kvBucketsPanel } from "./kv_buckets.js";
+import { keysPanel } from "./keys.js";
 
 /** @typedef {import("./api.js").Session} Session */
 
@@ -26,26 +32,40 @@ function say(/** @type {string} */ message, /** @type {"ok" | "error" | ""} */ t
   status.className = `status ${tone}`;
 }
 
+/** What the last billed answer cost and left: the status line repeats them after an action. */
+const last = { cost: 0, balance: "" };
+
 /** @type {Session} */
 const session = {
   client: apiClient(""),
   token: "",
   answered(response, body) {
     const shown = response.headers.get("x-balance");
-    if (shown !== null) balance.textContent = count(Number(shown));
+    if (shown !== null) {
+      last.balance = count(Number(shown));
+      balance.textContent = last.balance;
+    }
+    last.cost = Number(response.headers.get("x-cost") ?? "0");
     if (response.ok) return true;
     say(problemOf(response, body), "error");
     if (response.status === 401) input.focus();
     return false;
   },
   notify: (message) => say(message, "ok"),
+  charged: (message) =>
+    say(`${message} Cost ${priceLabel(last.cost)}; balance ${last.balance} credits.`, "ok"),
+  open: (token) => open(token),
 };
 
 const usage = usagePanel(session);
 const ledger = ledgerPanel(session);
 logsPanel(session);
+kvBucketsPanel(session);
+kvKeysPanel(session, kvEntryPanel(session));
 webhooksPanel(session);
+keysPanel(session);
 settingsPanel(session);
+newTokenPanel(session, { keep: (token) => sessionStorage.setItem(TOKEN_KEY, token) });
 
 async function loadRechargeLinks() {
   const links = byId("recharge-links");
@@ -93,3 +113,5 @@ byId("token-forget").addEventListener("click", () => {
 
 const kept = sessionStorage.getItem(TOKEN_KEY);
 if (kept) open(kept);
+// Every control has its handler from here on (the page's tests wait for this mark before clicking).
+document.body.dataset.ready = "true";

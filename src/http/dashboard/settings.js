@@ -4,6 +4,7 @@
 // address. A configured alert webhook is shown, and then saving is left to the API: its header
 // values come back redacted, so the page could not send them back unchanged.
 import { byId } from "./view.js";
+import { priceLabel, PRICES } from "./prices.js";
 
 /** @typedef {import("./api.js").Session} Session */
 /** @typedef {import("./api.js").schemas["CustomerSettings"]} Settings */
@@ -15,6 +16,9 @@ export function settingsPanel(session) {
   const email = /** @type {HTMLInputElement} */ (byId("settings-email"));
   const webhookNote = byId("settings-webhook");
   const save = /** @type {HTMLButtonElement} */ (byId("settings-save"));
+  const load = byId("settings-load");
+  load.textContent = `Load settings (${priceLabel(PRICES.settings)})`;
+  save.textContent = `Save (${priceLabel(PRICES.settings)})`;
 
   function show(/** @type {Settings} */ settings) {
     threshold.value = String(settings.low_balance_threshold);
@@ -33,9 +37,11 @@ export function settingsPanel(session) {
     form.hidden = false;
   }
 
-  async function load() {
+  async function fetchSettings() {
     const { data, error, response } = await session.client.GET("/token/settings");
-    if (session.answered(response, error) && data) show(data);
+    if (!session.answered(response, error) || !data) return;
+    show(data);
+    session.charged("Alert settings loaded.");
   }
 
   async function store(/** @type {SubmitEvent} */ event) {
@@ -46,9 +52,9 @@ export function settingsPanel(session) {
       body: { low_balance_threshold, low_balance_email: address === "" ? null : address },
       parseAs: "text",
     });
-    if (session.answered(response, error)) session.notify("Alert settings saved.");
+    if (session.answered(response, error)) session.charged("Alert settings saved.");
   }
 
-  byId("settings-load").addEventListener("click", load);
+  load.addEventListener("click", fetchSettings);
   form.addEventListener("submit", store);
 }

@@ -47,3 +47,24 @@ export function byId(id) {
   if (!found) throw new Error(`No element #${id}`);
   return found;
 }
+
+/**
+ * A button that copies `text()` to the clipboard and says so in `said`; where the browser refuses,
+ * it selects `shown` so the user can copy it by hand.
+ * @param {string} label
+ * @param {() => string} text
+ * @param {{ shown: HTMLElement, said: (message: string) => void }} where
+ */
+export function copyButton(label, text, where) {
+  const button = el("button", { type: "button", class: "secondary" }, label);
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text());
+      where.said("Copied to the clipboard.");
+    } catch {
+      getSelection()?.selectAllChildren(where.shown);
+      where.said("The browser did not allow copying: the text is selected, copy it with your keys.");
+    }
+  });
+  return button;
+}

@@ -39,6 +39,16 @@ const FILES: Record<string, string> = {
   "webhooks.js": JS,
   "deliveries.js": JS,
   "settings.js": JS,
+  "prices.js": JS,
+  "token_new.js": JS,
+  "ttl.js": JS,
+  "kv_keys.js": JS,
+  "kv_entry.js": JS,
+  "kv_buckets.js": JS,
+  "webhook_actions.js": JS,
+  "webhook_form.js": JS,
+  "keys.js": JS,
+  "schedule_preview.js": JS,
   [OPENAPI_FETCH]: JS,
 };
 
