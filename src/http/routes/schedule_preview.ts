@@ -8,21 +8,30 @@ import { requireWallet } from "../middleware.ts";
 import { VIEWS } from "../../calls/prices.ts";
 import { billedRoute, errorResponseDoc, jsonOk, serve } from "../openapi.ts";
 import { scheduleCalls } from "../../schedules/calls.ts";
-import { MAX_CRON_LENGTH, MAX_TIMEZONE_LENGTH } from "../../schedules/cron.ts";
+import { cronProblem, MAX_CRON_LENGTH, MAX_TIMEZONE_LENGTH, timezoneProblem } from "../../schedules/cron.ts";
+import { WHOLE_PHRASE } from "../../calls/parsed.ts";
 import { PREVIEW_RUNS } from "../../schedules/preview.ts";
 import { BILLING_HEADERS, FREE_NOTE, FREE_VIEW_ERRORS } from "./usage.ts";
 
-// Lengths and names are checked by the schedule's own rules, so the phrases are POST /webhook's.
+// Lengths and names are checked by the schedule's own rules, as a refinement of the query, so the
+// phrases are POST /webhook's: `Invalid schedule.cron "": must have 5 fields ...`.
 const PreviewQuery = z.object({
   cron: z.string({ error: "required: five cron fields" }).openapi({
+    minLength: 1,
     description: "Five fields: minute hour day-of-month month day-of-week, as `schedule.cron` of " +
       `POST /webhook (at most ${MAX_CRON_LENGTH} characters)`,
     example: "0 9 * * 1-5",
   }),
   timezone: z.string({ error: "required: an IANA time zone" }).openapi({
+    minLength: 1,
     description: `An IANA time zone, as \`schedule.timezone\` (at most ${MAX_TIMEZONE_LENGTH} characters)`,
     example: "Europe/Paris",
   }),
+}).superRefine(({ cron, timezone }, ctx) => {
+  const problem = cronProblem(cron) ?? timezoneProblem(timezone);
+  if (problem) {
+    ctx.addIssue({ code: "custom", message: problem.replace(/^Invalid /, ""), params: WHOLE_PHRASE });
+  }
 });
 
 const PreviewRun = z.object({
