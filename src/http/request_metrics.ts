@@ -6,16 +6,13 @@ import type { AppEnv } from "./env.ts";
 import { recordRequest } from "../metrics/http_metrics.ts";
 import { metricsOn } from "../metrics/registry.ts";
 
-/** The template of the route that answered: the last matched handler of a method, else a pattern. */
+/**
+ * The template of the route whose handler ran last (the one that answered, or the middleware that
+ * refused); undefined when only the catch-all middleware ran (no route matched).
+ */
 export function routeTemplateOf(c: Context<AppEnv>): string | undefined {
-  const routes = matchedRoutes(c);
-  let pattern: string | undefined;
-  for (let i = routes.length - 1; i >= 0; i--) {
-    const route = routes[i];
-    if (route.method !== "ALL") return route.path;
-    if (pattern === undefined && route.path !== "*" && route.path !== "/*") pattern = route.path;
-  }
-  return pattern;
+  const path = matchedRoutes(c)[c.req.routeIndex]?.path;
+  return path === undefined || path === "*" || path === "/*" ? undefined : path;
 }
 
 /** Counts the answered request (a no-op while metrics are off). */
