@@ -9,12 +9,14 @@ import { type CommittedBatch, recordBatch } from "./metrics/ledger_metrics.ts";
 import { type PoolState, watchPool } from "./metrics/database_metrics.ts";
 import { watchOutbox } from "./metrics/delivery_metrics.ts";
 import { readOutbox } from "./webhooks/outbox_gauges.ts";
+import { watchEventsBytes } from "./metrics/storage_metrics.ts";
+import { eventsBytes } from "../events/size.ts";
 import { log } from "./log.ts";
 
 export interface ServiceMetrics {
   /** A committed ledger batch (the ledger's onBatch). */
   batch(timing: CommittedBatch): void;
-  /** Reads the pool and the outbox of `sql` at scrape time. */
+  /** Reads the pool, the outbox and the size of the log of `sql` at scrape time. */
   watchDatabase(sql: Sql, clock: Clock): void;
   stop(): Promise<void>;
 }
@@ -35,6 +37,7 @@ export async function startServiceMetrics(config: Config): Promise<ServiceMetric
       const pool = sql as unknown as { poolState?: PoolState };
       if (pool.poolState) watchPool(() => pool.poolState!);
       watchOutbox(() => readOutbox(sql, clock.now()));
+      watchEventsBytes(() => eventsBytes(sql));
     },
     stop: () => listener.stop(),
   };

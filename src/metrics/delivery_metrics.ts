@@ -1,10 +1,9 @@
 // Delivery families: attempts by outcome, the claim rounds that walked past a wallet or endpoint at
 // its share of the slots (the per-wallet fairness of issue 21), and the outbox read at scrape time:
 // rows by state, the age of the oldest due row and of the oldest pending one, paused webhooks. The
-// outbox reading is one bounded query (webhooks/outbox_gauges.ts), kept READING_TTL_MS, and a
-// failed or slow one leaves the last values: /metrics answers while the database is out.
+// outbox reading is one bounded query (webhooks/outbox_gauges.ts), cached (registry.ts CachedReading).
 import { Counter, Gauge } from "prom-client";
-import { metricsOn, PREFIX, registry } from "./registry.ts";
+import { CachedReading, metricsOn, PREFIX, registry } from "./registry.ts";
 
 /** The outbox at a moment; counts stop at the reading's cap. */
 export interface OutboxState {
@@ -20,11 +19,6 @@ export interface OutboxState {
 export const OUTBOX_ROW_STATES = ["due", "in_flight", "scheduled", "held"] as const;
 export type OutboxRowState = typeof OUTBOX_ROW_STATES[number];
 
-/** How long one outbox reading serves scrapes. */
-export const READING_TTL_MS = 5_000;
-/** A reading not answered within this is left to finish on its own; the scrape uses the last one. */
-const READING_WAIT_MS = 1_000;
-
 const attempts = new Counter({
   name: `${PREFIX}delivery_attempts_total`,
   help: "Delivery attempts made, by outcome (delivered, failed)",
@@ -38,32 +32,14 @@ const throttled = new Counter({
   registers: [registry],
 });
 
-let readOutbox: (() => Promise<OutboxState>) | undefined;
-let last: OutboxState | undefined;
-let lastAt = -Infinity;
-let reading: Promise<void> | undefined;
+const outbox = new CachedReading<OutboxState>();
 
 /** The outbox reading of this process, read at most every READING_TTL_MS by scrapes. */
 export function watchOutbox(read: () => Promise<OutboxState>): void {
-  readOutbox = read;
+  outbox.source(read);
 }
 
-/** The latest reading: a fresh one if the last is older than READING_TTL_MS and it comes in time. */
-async function outboxState(): Promise<OutboxState | undefined> {
-  if (!readOutbox) return undefined;
-  if (performance.now() - lastAt >= READING_TTL_MS && !reading) {
-    reading = readOutbox().then((state) => {
-      last = state;
-      lastAt = performance.now();
-    }, () => {/* the database is out: the last values stand */}).finally(() => reading = undefined);
-  }
-  if (reading) {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([reading, new Promise((r) => timer = setTimeout(r, READING_WAIT_MS))]);
-    clearTimeout(timer);
-  }
-  return last;
-}
+const outboxState = () => outbox.get();
 
 new Gauge({
   name: `${PREFIX}outbox_rows`,

@@ -46,3 +46,41 @@ export class Sources<T> {
     return [...this.#sources].map((source) => source());
   }
 }
+
+/** How long one database reading serves scrapes. */
+export const READING_TTL_MS = 5_000;
+/** A reading not answered within this is left to finish on its own; the scrape uses the last one. */
+const READING_WAIT_MS = 1_000;
+
+/**
+ * A reading of the database for scrape-time gauges: taken at most every READING_TTL_MS, and a
+ * failed or slow one leaves the last values, so /metrics answers while the database is out.
+ */
+export class CachedReading<T> {
+  #read: (() => Promise<T>) | undefined;
+  #last: T | undefined;
+  #lastAt = -Infinity;
+  #reading: Promise<void> | undefined;
+
+  /** Where the readings come from (the service plugs its database in at start-up). */
+  source(read: () => Promise<T>): void {
+    this.#read = read;
+  }
+
+  /** The latest reading: a fresh one if the last is old and it comes in time; undefined before any. */
+  async get(): Promise<T | undefined> {
+    if (!this.#read) return undefined;
+    if (performance.now() - this.#lastAt >= READING_TTL_MS && !this.#reading) {
+      this.#reading = this.#read().then((value) => {
+        this.#last = value;
+        this.#lastAt = performance.now();
+      }, () => {/* the database is out: the last values stand */}).finally(() => this.#reading = undefined);
+    }
+    if (this.#reading) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.#reading, new Promise((r) => timer = setTimeout(r, READING_WAIT_MS))]);
+      clearTimeout(timer);
+    }
+    return this.#last;
+  }
+}
