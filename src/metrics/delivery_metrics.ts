@@ -32,6 +32,9 @@ const throttled = new Counter({
   registers: [registry],
 });
 
+for (const outcome of ["delivered", "failed"]) attempts.labels(outcome).inc(0);
+for (const share of ["wallet", "endpoint"]) throttled.labels(share).inc(0);
+
 const outbox = new CachedReading<OutboxState>();
 
 /** The outbox reading of this process, read at most every READING_TTL_MS by scrapes. */

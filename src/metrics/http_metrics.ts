@@ -28,12 +28,15 @@ const refusals = new Counter({
   labelNames: ["status"],
   registers: [registry],
 });
+for (const status of WATCHED) refusals.labels(String(status)).inc(0);
 const refusedConnections = new Counter({
   name: `${PREFIX}http_connections_refused_total`,
   help: "Connections turned away by the bounds, by which bound (total or per address)",
   labelNames: ["bound"],
   registers: [registry],
 });
+
+for (const bound of ["total", "per_address"]) refusedConnections.labels(bound).inc(0);
 
 const openConnections = new Sources<number>();
 new Gauge({

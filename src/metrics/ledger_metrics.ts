@@ -19,6 +19,9 @@ export interface CommittedBatch {
   workMs: number;
 }
 
+/** The events of the endpoint types a label may carry; anything else is "other". */
+const ENDPOINTS = new Set(["kv", "token", "webhook", "webhook-delivery", "email", "payment"]);
+
 const ledgers = new Sources<LedgerState>();
 const sum = (pick: (state: LedgerState) => number) => ledgers.read().reduce((total, s) => total + pick(s), 0);
 
@@ -95,6 +98,13 @@ const credited = new Counter({
   registers: [registry],
 });
 
+// Every series of a bounded label exists from the start at 0, so rate() and increase() see the first event.
+for (const endpoint of ENDPOINTS) {
+  billedCalls.labels(endpoint).inc(0);
+  charged.labels(endpoint).inc(0);
+}
+for (const source of ["granted", "purchased"]) credited.labels(source).inc(0);
+
 /** A ledger's queue, read at scrape time; returns how to stop reading it. */
 export function watchLedger(read: () => LedgerState): () => void {
   return ledgers.add(read);
@@ -115,9 +125,6 @@ export function recordBatchRetry(): void {
 export function recordLedgerBusy(): void {
   if (metricsOn()) busy.inc();
 }
-
-/** The events of the endpoint types a label may carry; anything else is "other". */
-const ENDPOINTS = new Set(["kv", "token", "webhook", "webhook-delivery", "email", "payment"]);
 
 interface MovingEvent {
   type: string;

@@ -30,6 +30,7 @@ const claimsLost = new Counter({
 });
 
 const OUTCOMES = new Set(["fired", "refused", "skipped", "lost", "failed"]);
+for (const outcome of OUTCOMES) runs.labels(outcome).inc(0);
 
 /** A claimed planned time handled at `latenessSeconds` after it, with its outcome. */
 export function recordScheduleRun(outcome: string, latenessSeconds: number): void {

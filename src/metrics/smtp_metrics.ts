@@ -14,6 +14,10 @@ const replies = new Counter({
   labelNames: ["code", "outcome"],
   registers: [registry],
 });
+// The usual answers exist from the start at 0; other codes appear when first given.
+for (const code of ["250", "451", "550", "552", "554"]) {
+  replies.labels(code, code === "250" ? "accepted" : "refused").inc(0);
+}
 const parseSeconds = new Histogram({
   name: `${PREFIX}smtp_parse_seconds`,
   help: "Time to parse a message in a worker, its wait for a worker excluded",

@@ -32,3 +32,73 @@ export async function promtool(...args: string[]): Promise<{ success: boolean; o
   const text = new TextDecoder();
   return { success: run.success, output: text.decode(run.stdout) + text.decode(run.stderr) };
 }
+
+export interface PrometheusServer {
+  url: string;
+  /** The value of an instant PromQL query (the first series; undefined when there is none). */
+  query(promql: string): Promise<number | undefined>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts Debian's Prometheus on a spare port with the shipped scrape configuration, its targets
+ * replaced by `targets` and its intervals by `intervalSeconds`, the shipped rules loaded.
+ */
+export async function startPrometheus(
+  options: { targets: string[]; port: number; intervalSeconds?: number },
+) {
+  await ensurePrometheus();
+  const { parse, stringify } = await import("yaml");
+  const shipped = parse(await Deno.readTextFile(`${PROMETHEUS_DIR}prometheus.yml`));
+  const interval = `${options.intervalSeconds ?? 1}s`;
+  shipped.global = { ...shipped.global, scrape_interval: interval, evaluation_interval: interval };
+  shipped.rule_files = [`${PROMETHEUS_DIR}alerts.yml`];
+  shipped.scrape_configs[0].static_configs = [{ targets: options.targets }];
+  const dir = await Deno.makeTempDir({ prefix: "credit-api-prometheus-" });
+  await Deno.writeTextFile(`${dir}/prometheus.yml`, stringify(shipped));
+  const child = new Deno.Command("prometheus", {
+    args: [
+      `--config.file=${dir}/prometheus.yml`,
+      `--storage.tsdb.path=${dir}/data`,
+      `--web.listen-address=127.0.0.1:${options.port}`,
+      "--log.level=warn",
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let log = "";
+  const pumping = (async () => {
+    for await (const chunk of child.stderr) log = (log + new TextDecoder().decode(chunk)).slice(-20_000);
+  })();
+  const url = `http://127.0.0.1:${options.port}`;
+  const stop = async () => {
+    try {
+      child.kill("SIGTERM");
+    } catch { /* gone */ }
+    await child.status;
+    await pumping;
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  };
+  const deadline = performance.now() + 30_000;
+  for (;;) {
+    const ready = await fetch(`${url}/-/ready`).then((r) => (r.body?.cancel(), r.ok), () => false);
+    if (ready) break;
+    if (performance.now() > deadline) {
+      await stop();
+      throw new Error(`Prometheus did not start:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const server: PrometheusServer = {
+    url,
+    async query(promql) {
+      const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(promql)}`);
+      const body = await res.json();
+      if (body.status !== "success") throw new Error(`PromQL ${promql}: ${JSON.stringify(body)}`);
+      const first = body.data.result[0];
+      return first === undefined ? undefined : Number(first.value[1]);
+    },
+    stop,
+  };
+  return server;
+}
