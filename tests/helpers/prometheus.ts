@@ -11,7 +11,12 @@ export {
 
 /** Runs promtool with `args` in the deploy folder; answers its exit and its output. */
 export async function promtool(...args: string[]): Promise<{ success: boolean; output: string }> {
-  const run = await new Deno.Command("promtool", { args, cwd: PROMETHEUS_DIR, stdout: "piped", stderr: "piped" })
+  const run = await new Deno.Command("promtool", {
+    args,
+    cwd: PROMETHEUS_DIR,
+    stdout: "piped",
+    stderr: "piped",
+  })
     .output();
   const text = new TextDecoder();
   return { success: run.success, output: text.decode(run.stdout) + text.decode(run.stderr) };
