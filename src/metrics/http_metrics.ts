@@ -48,6 +48,9 @@ new Gauge({
   },
 });
 
+/** Route templates times methods times statuses: bounded by the routes the code declares. */
+const seriesOf = new Map<string, { count: Counter.Internal; latency: Histogram.Internal<"route"> }>();
+
 export interface AnsweredRequest {
   route: string | undefined;
   method: string;
@@ -61,10 +64,18 @@ export interface AnsweredRequest {
  */
 export function recordRequest(answered: AnsweredRequest): void {
   if (!metricsOn()) return;
-  const { method, status, seconds } = answered;
-  const template = answered.route ?? "unmatched";
-  requests.labels(template, METHODS.has(method) ? method : "OTHER", statusClass(status)).inc();
-  latency.labels(template).observe(seconds);
+  const { status, seconds } = answered;
+  const route = answered.route ?? "unmatched";
+  const method = METHODS.has(answered.method) ? answered.method : "OTHER";
+  // The series of a route are looked up once, not hashed from their labels at every request.
+  const key = `${route} ${method} ${status}`;
+  let series = seriesOf.get(key);
+  if (!series) {
+    series = { count: requests.labels(route, method, statusClass(status)), latency: latency.labels(route) };
+    seriesOf.set(key, series);
+  }
+  series.count.inc();
+  series.latency.observe(seconds);
   if (WATCHED.has(status)) refusals.labels(String(status)).inc();
 }
 
