@@ -19,6 +19,9 @@ Deno.test("metrics families: each moves with its event; 1,000 wallets and paths 
       METRICS_PORT: String(freePort()),
       UNSAFE_ALLOW_PRIVATE_WEBHOOKS: "1",
       DELIVERY_RETRY_SCALE: "0.001",
+      // A webhook pauses at its first failed attempt: the paused gauge moves within one reading.
+      WEBHOOK_PAUSE_AFTER_FAILURES: "1",
+      WEBHOOK_PAUSE_AFTER_HOURS: "0",
     },
   });
   const receiver = startReceiver();
@@ -91,6 +94,30 @@ Deno.test("metrics families: each moves with its event; 1,000 wallets and paths 
         assert.ok(after.has("credit_api_outbox_oldest_due_seconds"));
       },
     );
+
+    await t.step("a failing endpoint: a failed attempt, its webhook paused and counted", async () => {
+      const failing = startReceiver(() => new Response("down", { status: 500 }));
+      try {
+        const hook = await client.postJson("/webhook", { url: `${failing.url}/down`, webhookId: "down" });
+        assert.equal(hook.status, 200, hook.text);
+        const before = await scrape(svc);
+        assert.equal(valueOf(before, "credit_api_webhooks_paused"), 0);
+        const sent = await sendMail(svc, {
+          from: "ann@sender.example",
+          to: hook.json().email,
+          subject: "x",
+          text: "y",
+        });
+        assert.equal(sent.code, 250);
+        const after = await eventually("the paused webhook counted", async () => {
+          const series = await scrape(svc);
+          return valueOf(series, "credit_api_webhooks_paused") === 1 ? series : undefined;
+        });
+        assert.ok(moved(before, after, "credit_api_delivery_attempts_total", { outcome: "failed" }) >= 1);
+      } finally {
+        await failing.close();
+      }
+    });
 
     await t.step("1,000 wallets and 1,000 unmatched paths: the series count stays bounded", async () => {
       // A first round of each kind makes every series those calls can make.
