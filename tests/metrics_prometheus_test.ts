@@ -112,6 +112,13 @@ Deno.test({
         assert.ok((await promqlUntil(p, "sum(credit_api_schedule_late_runs_total)", (n) => n >= 1)) >= 1);
       });
 
+      await t.step("the shipped rules load and evaluate against the live series without error", async () => {
+        const body = await (await fetch(`${p.url}/api/v1/rules`)).json();
+        const rules = body.data.groups.flatMap((g: { rules: { name: string; health: string }[] }) => g.rules);
+        assert.equal(rules.length, 8);
+        for (const rule of rules) assert.equal(rule.health, "ok", `${rule.name}: ${JSON.stringify(rule)}`);
+      });
+
       await t.step("the credits charged are the audit's credits out", async () => {
         // Two scrapes after the last call, then the service stops and the audit reads the database.
         await sleep(2_500);
