@@ -4,6 +4,7 @@
 // failed run. Any other failure is likely a bug: it is logged each time and changes no pace.
 import { isDatabaseUnavailable } from "./db/faults.ts";
 import { describeError, log, logError } from "./log.ts";
+import { recordDatabaseAnswered, recordDatabaseUnavailable } from "./metrics/database_metrics.ts";
 
 /** The longest a loop waits between two tries during an outage: recovery is noticed within it. */
 export const MAX_BACKOFF_MS = 4_000;
@@ -40,11 +41,13 @@ export function createBackoff(name: string, options: BackoffOptions = {}): Backo
     failed(error) {
       failures++;
       if (!isDatabaseUnavailable(error)) return logError(`${name} failed`, error);
+      recordDatabaseUnavailable();
       if (outageSince !== undefined) return;
       outageSince = performance.now();
       log("warn", `${name}: database unavailable, backing off`, { error: describeError(error) });
     },
     succeeded() {
+      recordDatabaseAnswered();
       if (outageSince !== undefined) {
         const seconds = Math.round((performance.now() - outageSince) / 100) / 10;
         log("info", `${name}: database reachable again`, { failedRuns: failures, outageSeconds: seconds });

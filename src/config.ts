@@ -2,6 +2,7 @@
 import { z } from "zod";
 import type { ConnectionBounds } from "./net/connection_gate.ts";
 import type { OpenOptions, PoolerMode } from "./db/connect.ts";
+import { isLoopbackHost } from "./metrics/loopback.ts";
 
 /** How an instance's delivery slots are shared out (webhooks/delivery_slots.ts applies them). */
 export interface DeliverySlots {
@@ -140,6 +141,9 @@ const ConfigSchema = z.object({
   DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(1500),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int("must be whole milliseconds").min(0, "must be at least 0")
     .max(600_000, "must be at most 600000").default(0),
+  METRICS_PORT: port.optional(),
+  METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
 }).refine((c) => !(c.MASTER_KEY && c.MASTER_KEY_FILE), {
   path: ["MASTER_KEY_FILE"],
   message: "must not be set together with MASTER_KEY (one master key, from one place)",
@@ -152,6 +156,9 @@ const ConfigSchema = z.object({
 }).refine((c) => c.HTTP_HEADERS_TIMEOUT_MS <= c.HTTP_REQUEST_TIMEOUT_MS, {
   path: ["HTTP_HEADERS_TIMEOUT_MS"],
   message: "must be at most HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)",
+}).refine((c) => c.METRICS_TOKEN !== undefined || isLoopbackHost(c.METRICS_HOST), {
+  path: ["METRICS_HOST"],
+  message: "is not loopback: set METRICS_TOKEN too (scrapes from elsewhere must present it)",
 }).refine((c) => (c.SMTP_PRESSURE_CONNECTIONS ?? 0) <= c.SMTP_MAX_CONNECTIONS, {
   path: ["SMTP_PRESSURE_CONNECTIONS"],
   message: "must be at most SMTP_MAX_CONNECTIONS (pressure starts before the receiver is full)",
@@ -233,6 +240,8 @@ export interface Config {
    * server stops accepting: long enough for a load balancer's health check to take it out.
    */
   shutdownDrainMs: number;
+  /** The /metrics listener (METRICS_PORT, METRICS_HOST, METRICS_TOKEN); absent: metrics are off. */
+  metrics?: { port: number; hostname: string; token?: string };
 }
 
 /** Parses the environment; returns the error text instead of throwing so main can exit 1 cleanly. */
@@ -300,6 +309,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config | {
     attachmentStoragePerWallet: c.ATTACHMENT_STORAGE_PER_WALLET,
     databaseTimeoutMs: c.DATABASE_TIMEOUT_MS,
     shutdownDrainMs: c.SHUTDOWN_DRAIN_MS,
+    ...(c.METRICS_PORT === undefined ? {} : {
+      metrics: {
+        port: c.METRICS_PORT,
+        hostname: c.METRICS_HOST,
+        ...(c.METRICS_TOKEN ? { token: c.METRICS_TOKEN } : {}),
+      },
+    }),
   };
 }
 

@@ -18,8 +18,11 @@ import { startSmtpReceiver } from "./email/smtp_server.ts";
 import { describeError, log, logError } from "./log.ts";
 import { BatchStats, STATS_INTERVAL_MS } from "./ledger/batch_stats.ts";
 import { openSecrets } from "./secrets/mod.ts";
+import { startServiceMetrics } from "./service_metrics.ts";
 
 const config = loadConfig();
+// Before anything records: off (no listener, nothing recorded) unless METRICS_PORT is set.
+const metrics = await startServiceMetrics(config);
 const db = await openDatabase({ ...databaseOptions(config), connectTimeoutMs: config.databaseTimeoutMs });
 // Past a transaction-mode pooler, over DATABASE_DIRECT_URL.
 const applied = await migrate(db.direct);
@@ -46,7 +49,7 @@ await ensureServiceFile(db.sql, SAMPLE_ATTACHMENT, clock.now());
 const deliveryWakeUp = { wake: () => {} };
 const batchStats = new BatchStats();
 const ledger = createServiceLedger(db.sql, clock, {
-  onBatch: (_size, timing) => batchStats.record(timing),
+  onBatch: (_size, timing) => (batchStats.record(timing), metrics.batch(timing)),
   maxBatch: config.ledgerMaxBatch,
   deadlineMs: config.databaseTimeoutMs,
   validateEvents: config.ledgerValidateEvents,
@@ -54,6 +57,7 @@ const ledger = createServiceLedger(db.sql, clock, {
   onDeliveryQueued: () => deliveryWakeUp.wake(),
 });
 const services = { sql: db.sql, ledger, clock, config };
+metrics.watchDatabase(db.sql, clock);
 const app = createApp(services);
 const sweeper = startSweeper(db.sql, clock);
 // One "ledger" line every STATS_INTERVAL_MS while calls are billed: batch sizes, queue and work times.
@@ -133,6 +137,7 @@ async function stop(signal: string) {
   await sweeper.stop();
   await deactivation.stop();
   clearInterval(statsTimer);
+  await metrics.stop();
   await db.close();
   log("info", "stopped");
   Deno.exit(0);

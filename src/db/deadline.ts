@@ -2,6 +2,7 @@
 // a slow or silent one would hold a caller for as long as TCP lets it: past the deadline the caller
 // gets a DatabaseUnavailableError and the work, if it had started, goes on without it.
 import { DatabaseUnavailableError, type FaultOutcome } from "./faults.ts";
+import { recordDatabaseTimeout } from "../metrics/database_metrics.ts";
 
 /** `work`, or a DatabaseUnavailableError with `outcome` if it has not settled within `ms` (0: no bound). */
 export function withDeadline<T>(work: Promise<T>, ms: number, outcome: FaultOutcome): Promise<T> {
@@ -46,5 +47,6 @@ export function removeFrom<T>(queue: T[], item: T): boolean {
 }
 
 function timedOut(ms: number, outcome: FaultOutcome): DatabaseUnavailableError {
+  recordDatabaseTimeout();
   return new DatabaseUnavailableError(outcome, `no answer within ${ms} ms`);
 }

@@ -7,6 +7,7 @@ import { EMAIL_PARSE_LIMITS, type ParseOutcome } from "./parsed_email.ts";
 import type { ParseRequest } from "./parse_worker.ts";
 import { FairSlots } from "./fair_slots.ts";
 import { cutChars } from "../text_bounds.ts";
+import { recordParse, watchParseQueue } from "../metrics/smtp_metrics.ts";
 
 const WORKER_URL = new URL("./parse_worker.ts", import.meta.url);
 const WORKER_NAME = "email-parse-worker";
@@ -18,6 +19,7 @@ const parseSlots = new FairSlots({
   maxWaiting: EMAIL_PARSE_LIMITS.maxWaitingParses,
   maxWaitingPerSender: EMAIL_PARSE_LIMITS.maxWaitingParsesPerSender,
 });
+watchParseQueue(() => parseSlots.waiting);
 
 export interface PoolOptions {
   /** Counted from the worker's start. */
@@ -31,9 +33,11 @@ export async function parseInPool(request: ParseRequest, options: PoolOptions): 
   const slot = await parseSlots.acquire(options.sender);
   // parse.ts words a full queue this way; the SMTP answer to it is a temporary failure.
   if (!slot.ok) return { ok: false, reason: `Parser busy: ${slot.waiting} messages already waiting` };
+  const started = performance.now();
   try {
     return await parseInWorker(request, options.timeoutMs);
   } finally {
+    recordParse((performance.now() - started) / 1000);
     slot.release();
   }
 }

@@ -21,6 +21,7 @@ import { senderAddress } from "./sender_address.ts";
 import { RefusalPacing } from "./refusal_pacing.ts";
 import type { ConnectionBounds } from "../net/connection_gate.ts";
 import { logError } from "../log.ts";
+import { recordSmtpReply, recordSmtpSession } from "../metrics/smtp_metrics.ts";
 
 /** Every bound of the receiver. */
 export const SMTP_LIMITS = {
@@ -177,9 +178,10 @@ async function acceptPaced(
   message: ReceivedMessage,
 ): Promise<SmtpReply> {
   const sender = message.sender ?? "";
-  if (pacing.slowed(sender)) return SENDER_SLOWED;
+  if (pacing.slowed(sender)) return (recordSmtpReply(SENDER_SLOWED.code), SENDER_SLOWED);
   const started = performance.now();
   const reply = await acceptMessage(services, message);
+  recordSmtpReply(reply.code);
   if (isMessageRefusal(reply)) pacing.refused(sender, performance.now() - started);
   return reply;
 }
@@ -206,6 +208,7 @@ function sessionHooks(options: SmtpReceiverOptions, parts: SessionParts): Partia
         if (connection.id === session.id) connections.set(session.id, connection);
       }
       lifetimes.opened(session.id);
+      recordSmtpSession();
       callback();
     },
     onMailFrom(_address, session, callback) {

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { requestIdHeaders, requestIdsOf } from "./request_id.ts";
+import { recordClientError } from "../metrics/http_metrics.ts";
 
 /** The request each connection is serving now, if its headers arrived: the client's id is in them. */
 export class InFlight {
@@ -35,6 +36,7 @@ const STATUS_OF: Record<string, [number, string]> = {
 /** The raw answer to a client error: its status line, the request ids, the phrase, and a close. */
 export function clientErrorAnswer(code: string | undefined, sentRequestId: string | undefined): string {
   const [status, phrase] = STATUS_OF[code ?? ""] ?? [400, "Bad Request"];
+  recordClientError(status);
   const headers = {
     "content-type": "text/plain; charset=utf-8",
     "content-length": String(phrase.length),

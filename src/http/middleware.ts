@@ -15,6 +15,7 @@ import { withDeadline } from "../db/deadline.ts";
 import { clientNetwork } from "./client_network.ts";
 import { lookUpPresented } from "./unknown_tokens.ts";
 import { requestIdHeaders, requestIdsOf } from "./request_id.ts";
+import { countAnswer } from "./request_metrics.ts";
 
 /**
  * What every request passes through first and last, in one middleware (each layer costs every call):
@@ -35,6 +36,7 @@ export function requestEnvelope(
     const held = options.paceRefusal(c);
     if (held) await held;
     if (options.logRequests) logRequestOf(c);
+    countAnswer(c);
     for (const [name, value] of Object.entries(requestIdHeaders(ids))) c.res.headers.set(name, value);
     if (c.res.status === 401) c.res.headers.set("www-authenticate", challengeOf(new URL(c.req.url).pathname));
   };

@@ -12,6 +12,7 @@ export type { HttpLimits };
 import { logError } from "../log.ts";
 import { requestIdHeaders, requestIdsOf } from "./request_id.ts";
 import { InFlight, onClientError } from "./client_errors.ts";
+import { recordRefusedConnection, watchOpenConnections } from "../metrics/http_metrics.ts";
 
 export interface HttpServer {
   port: number;
@@ -113,6 +114,7 @@ export function startHttpServer(
     const ip = clientAddress(socket.remoteAddress);
     const admission = gate.admit(ip);
     if (admission !== "admitted") {
+      recordRefusedConnection(admission === "too many" ? "total" : "per_address");
       const phrase = admission === "too many"
         ? "Too many connections"
         : "Too many connections from this address";
@@ -128,6 +130,7 @@ export function startHttpServer(
   // Broken requests and timeouts get node:http's answers (400, 408, 431) and a close, with the
   // request ids every answer carries (client_errors.ts).
   server.on("clientError", onClientError(inFlight));
+  watchOpenConnections(() => sockets.size);
 
   return new Promise((resolve, reject) => {
     server.once("error", reject);

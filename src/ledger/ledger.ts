@@ -18,6 +18,8 @@ import { inTransaction } from "../db/transaction.ts";
 import { DatabaseUnavailableError, isDatabaseUnavailable } from "../db/faults.ts";
 import { expireAfter, removeFrom, withDeadline } from "../db/deadline.ts";
 import type { EventSealer } from "../secrets/sealer.ts";
+import { recordBatchRetry, recordLedgerBusy, watchLedger } from "../metrics/ledger_metrics.ts";
+import { recordDatabaseAnswered, recordDatabaseUnavailable } from "../metrics/database_metrics.ts";
 
 export interface Ledger {
   /** Queued and batched with concurrent calls; charged and logged; answered after its commit. */
@@ -100,6 +102,7 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
   };
   const queue: Waiting[] = [];
   let inFlight = 0;
+  watchLedger(() => ({ queued: queue.length, inFlight, capacity: maxQueue }));
 
   function pump() {
     while (inFlight < maxInFlight && queue.length > 0) {
@@ -114,7 +117,7 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
 
   return {
     runBilled<O, R extends ReadSet>(command: BilledCommand<O, R>) {
-      if (queue.length >= maxQueue) return Promise.reject(new LedgerBusyError());
+      if (queue.length >= maxQueue) return (recordLedgerBusy(), Promise.reject(new LedgerBusyError()));
       // Only a caller's own calls are slowed; the wallet's mail and runs are not the caller's to repeat.
       const wait = command.byClient ? context.faults.waitSeconds(command.walletId) : 0;
       if (wait > 0) return Promise.reject(new CallerThrottledError(wait));
@@ -165,6 +168,7 @@ async function runBatch(context: Context, batch: Waiting[]): Promise<void> {
     });
     const committed = performance.now();
     writes.committed();
+    recordDatabaseAnswered();
     onBatch?.(commands.length, {
       size: commands.length,
       waitMs: started - batch[0].queuedAt,
@@ -175,8 +179,10 @@ async function runBatch(context: Context, batch: Waiting[]): Promise<void> {
     results = decided;
   } catch (error) {
     if (batch.length === 1 || isDatabaseFault(error)) {
+      if (isDatabaseFault(error)) recordDatabaseUnavailable();
       return batch.forEach((waiting) => failed(waiting, error));
     }
+    recordBatchRetry();
     const half = Math.ceil(batch.length / 2);
     await runBatch(context, batch.slice(0, half));
     return await runBatch(context, batch.slice(half));

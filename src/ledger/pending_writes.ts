@@ -12,6 +12,7 @@ import { evolveWallet, saveWallets, type WalletRow } from "../../projections/wal
 import type { Effect } from "./command.ts";
 import type { BatchReads } from "./reads.ts";
 import type { EventSealer } from "../secrets/sealer.ts";
+import { recordCreditMovements } from "../metrics/ledger_metrics.ts";
 
 /** How the module that owns a table applies one type of effect. */
 export interface EffectApplier<E extends Effect = Effect> {
@@ -101,6 +102,7 @@ export class PendingWrites {
 
   /** Tells the appliers that their effects are committed. */
   committed(): void {
+    recordCreditMovements(this.events);
     for (const [type, effects] of this.#effects) this.appliers[type].afterCommit?.(effects);
   }
 

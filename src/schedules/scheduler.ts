@@ -18,6 +18,7 @@ import { fireRunCommand, type RunOutcome, skipMissedRunsCommand } from "./comman
 import { isMissed } from "./plan.ts";
 import { logError } from "../log.ts";
 import { createBackoff, DEFAULT_POLL_MS } from "../backoff.ts";
+import { recordScheduleRun } from "../metrics/schedule_metrics.ts";
 
 export type { RunOutcome };
 
@@ -119,10 +120,12 @@ export async function handleClaim(
       : await runBilled(options, claim);
     // A run that did not happen frees the planned time at once rather than after the lease.
     if (outcome === "lost") await releaseClaim(options.sql, claim).catch(() => {});
+    recordScheduleRun(outcome, (claimedAt.getTime() - claim.plannedAt.getTime()) / 1000);
     return outcome;
   } catch (error) {
     // The claim stays until its lease runs out, then the planned time is tried again.
     logError("scheduled run failed", error, { webhookId: claim.webhookId, plannedAt: claim.plannedAt });
+    recordScheduleRun("failed", (claimedAt.getTime() - claim.plannedAt.getTime()) / 1000);
     return "failed";
   }
 }

@@ -3,8 +3,9 @@
 // cluster of its own, behind HAProxy on src/deploy/haproxy.cfg. It shows, each asserted: the token
 // limit is global, no overdraft across instances, a cron fires once a minute, mail is delivered and
 // charged once, a rolling restart under load fails no request, and the throughput with one and with
-// three instances. Needs pg_createcluster, haproxy, wrk and openssl (Debian's packages, installed
-// when missing); about 4 minutes. The last line is every figure as one JSON object; exit 1 if a
+// three instances, and the throughput as Debian's Prometheus scraped it (PromQL beside wrk). Needs
+// pg_createcluster, haproxy, wrk, openssl and prometheus (Debian's packages, installed when missing);
+// about 4 minutes. The last line is every figure as one JSON object; exit 1 if a
 // check failed.
 import { type BenchCluster, createCluster, ensureClusterTools } from "./bench/cluster.ts";
 import { describeMachine, ensureTool, freePort } from "./bench/system.ts";
@@ -17,6 +18,8 @@ import { type Check, noOverdraft, tokenLimit } from "./cluster/checks_limits.ts"
 import { mailOnce, startCron } from "./cluster/checks_once.ts";
 import { throughput } from "./cluster/throughput.ts";
 import { rollingRestart } from "./cluster/rolling.ts";
+import { promqlFigures, startClusterPrometheus } from "./cluster/promql.ts";
+import type { PrometheusServer } from "./prometheus_server.ts";
 
 const INSTANCES = 3;
 /** Wallets the throughput load picks from at random; the first 16 take the rolling restart's load. */
@@ -26,6 +29,7 @@ const ROLLING_CLIENTS = 16;
 let cluster: BenchCluster | undefined;
 let haproxy: Haproxy | undefined;
 let receiver: HttpsReceiver | undefined;
+let prometheus: PrometheusServer | undefined;
 let instances: Instance[] = [];
 let dir: string | undefined;
 
@@ -35,6 +39,7 @@ function say(line: string) {
 
 async function cleanUp() {
   await haproxy?.stop().catch(() => {});
+  await prometheus?.stop().catch(() => {});
   await Promise.all(instances.map((i) => i.process.stop().catch(() => {})));
   await receiver?.close().catch(() => {});
   await cluster?.drop().catch((error) => console.error(`Cannot remove cluster ${cluster?.name}: ${error}`));
@@ -74,6 +79,10 @@ async function setUp(): Promise<{ databaseUrl: string; haproxy: Haproxy; receive
   haproxy = await startHaproxy(port, instances.map((i) => i.httpPort), dir);
   await haproxy.waitFor(instances.map((i) => i.name), (status) => status === "UP");
   say(`HAProxy on ${haproxy.url}, every instance UP on /readyz; HTTPS receiver on ${receiver.url}`);
+  prometheus = await startClusterPrometheus(instances);
+  say(
+    `Prometheus on ${prometheus.url} scraping ${instances.map((i) => i.metricsPort).join(", ")} every second`,
+  );
   return { databaseUrl, haproxy, receiver };
 }
 
@@ -100,10 +109,12 @@ async function runChecks(): Promise<Record<string, Check<unknown>>> {
   record("noOverdraft", await noOverdraft(haproxy, direct));
   record("mailOnce", await mailOnce(haproxy, receiver, instances));
   const { tokens, file } = await fundedTokensFile();
-  record(
-    "throughput",
-    await throughput(haproxy, instances, { tokensFile: file, postmasterPid: cluster!.postmasterPid }),
-  );
+  const measured = await throughput(haproxy, instances, {
+    tokensFile: file,
+    postmasterPid: cluster!.postmasterPid,
+  });
+  record("throughput", measured);
+  record("promql", await promqlFigures(prometheus!, [measured.figures.one, measured.figures.all]));
   say(`rolling restart: SIGTERM to one instance at a time under load`);
   record("rollingRestart", await rollingRestart(haproxy, instances, tokens.slice(0, ROLLING_CLIENTS)));
   say(`waiting for the last planned minute of the cron`);

@@ -14,7 +14,7 @@ import { type FileImport, type Layout, layoutOf, type LayoutRules, roomOf } from
  */
 export const FLOORS: string[][] = [
   ["src/tasks/", "src/main.ts"],
-  ["src/service_ledger.ts", "src/delivery_channels.ts"],
+  ["src/service_ledger.ts", "src/delivery_channels.ts", "src/service_metrics.ts"],
   // The transports side by side: HTTP (which hosts the MCP route), MCP and SMTP.
   ["src/http/", "src/mcp/", "src/email/", "src/sweeper.ts"],
   ["src/alerts/"],
@@ -38,6 +38,7 @@ export const FLOORS: string[][] = [
     "src/service_info.ts",
     "src/bytes.ts",
     "src/promise_cache.ts",
+    "src/metrics/",
   ],
 ];
 

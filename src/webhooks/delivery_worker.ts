@@ -27,6 +27,7 @@ import type { HealthRules } from "./endpoint_health.ts";
 import { DEFAULT_SLOTS, type DeliverySlots, slotsInUse } from "./delivery_slots.ts";
 import { logError } from "../log.ts";
 import { createBackoff, DEFAULT_POLL_MS } from "../backoff.ts";
+import { recordDeliveryAttempt, recordFairnessThrottle } from "../metrics/delivery_metrics.ts";
 
 export interface DeliveryWorkerOptions {
   sql: Sql;
@@ -99,6 +100,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       const now = options.clock.now();
       // Endpoints at their share are walked past; the others are each worth a slot, at least.
       const full = [...inUse.endpoints.values()].filter((n) => n >= slots.perEndpoint).length;
+      const fullWallets = [...inUse.wallets.values()].filter((n) => n >= slots.perWallet).length;
+      recordFairnessThrottle({ wallets: fullWallets, endpoints: full });
       const limit = free + full + WALK_SLACK;
       const endpoints = await endpointsWithDueDeliveries(options.sql, {
         now,
@@ -177,6 +180,7 @@ export async function attemptDelivery(
   const channel = options.channels[delivery.kind];
   const at = options.clock.now();
   const result = await channel.send(delivery, at);
+  if (result) recordDeliveryAttempt(result.ok);
   await options.ledger.appendUnbilled(recordAttempt({
     delivery,
     result,

@@ -7,6 +7,7 @@ import type { LogBudget } from "../noisy_neighbour/log_budget.ts";
 import type { BatchSummary } from "../../ledger/batch_stats.ts";
 import { embeddedLines, type EmbeddedMemory } from "./embedded.ts";
 import { ERASE_TARGET_SECONDS, eraseLines, type EraseRun } from "./erase.ts";
+import { metricsCost } from "./metrics_cost.ts";
 
 export interface BenchFigures {
   machine: string;
@@ -218,6 +219,11 @@ function loadLines(load: LoadFigures, wallets: number, json: Json): string[] {
         `POST ${side(post)}`,
     );
     json.log_off = { get, post };
+  }
+  const metrics = metricsCost(load.rounds);
+  if (metrics) {
+    lines.push(metrics.line);
+    json.metrics_cost = metrics.json;
   }
   if (load.rounds[0]?.baselineGet) {
     const [get, post] = [sideOf(load.rounds, "baselineGet"), sideOf(load.rounds, "baselinePost")];

@@ -10,6 +10,7 @@ import { resetStatements, type TopStatement, topStatements } from "./statements.
 import { log, peakRssMb, sleep } from "./system.ts";
 import { type BatchSummary, STATS_INTERVAL_MS } from "../../ledger/batch_stats.ts";
 import { type BenchPooler, withPooledService } from "./pooler.ts";
+import { metricsOnService } from "./metrics_cost.ts";
 
 export interface LoadOptions {
   seconds: number;
@@ -33,6 +34,9 @@ export interface Round {
   /** The baseline service's runs in the same round. */
   baselineGet?: RunResult;
   baselinePost?: RunResult;
+  /** The same service with metrics on (METRICS_PORT, scraped every second) in the same round. */
+  metricsOnGet?: RunResult;
+  metricsOnPost?: RunResult;
   /** The service through the pooler in the same round. */
   pooledGet?: RunResult;
   pooledPost?: RunResult;
@@ -57,7 +61,7 @@ const WARM_UP_SECONDS = 3;
 
 /** A service that takes the rounds: the measured one, or one beside it, idle while another is measured. */
 interface Contender {
-  name: "service" | "logOff" | "baseline" | "pooled";
+  name: "service" | "logOff" | "metricsOn" | "baseline" | "pooled";
   url: string;
   /** File of the tokens the calls pick from at random. */
   tokens: string;
@@ -192,7 +196,7 @@ async function hotWallet(options: LoadOptions, service: Contender, pgbenchUrl: s
 
 /**
  * Runs `work` with the services that take the rounds beside the measured one, each idle while
- * another is measured: the same service with the request log off, always; the baseline's
+ * another is measured: the same service with the request log off and with metrics on, always; the baseline's
  * (BENCH_BASELINE_DIR) and one through the pooler (BENCH_POOLER) when asked for.
  */
 async function withContenders<T>(
@@ -224,11 +228,25 @@ async function withContenders<T>(
       (s) => inner([contender("baseline", s, baseline.tokens)]),
     );
   };
+  const metrics = metricsOnService();
+  const withMetricsOn = (inner: (c: Contender[]) => Promise<T>) =>
+    withService(beside.serviceDb, { env: metrics.env }, async (s) => {
+      const stopScraping = metrics.scrape();
+      try {
+        return await inner([contender("metricsOn", s)]);
+      } finally {
+        await stopScraping();
+      }
+    });
   return await withService(
     beside.serviceDb,
     { env: { LOG_REQUESTS: "0" } },
     (logOff) =>
-      withBaseline((base) => withPooled((pooled) => work([contender("logOff", logOff), ...base, ...pooled]))),
+      withMetricsOn((on) =>
+        withBaseline((base) =>
+          withPooled((pooled) => work([contender("logOff", logOff), ...on, ...base, ...pooled]))
+        )
+      ),
   );
 }
 

@@ -10,6 +10,8 @@ export interface Instance {
   name: string;
   httpPort: number;
   smtpPort: number;
+  /** Its /metrics listener (METRICS_PORT), which the task's Prometheus scrapes. */
+  metricsPort: number;
   process: ServiceProcess;
 }
 
@@ -31,6 +33,7 @@ export async function startInstances(count: number, options: InstanceOptions): P
   const instances = Array.from({ length: count }, (_, i) => {
     const httpPort = freePort();
     const smtpPort = freePort();
+    const metricsPort = freePort();
     const env = {
       ...Deno.env.toObject(),
       ...deployed,
@@ -43,8 +46,15 @@ export async function startInstances(count: number, options: InstanceOptions): P
       UNSAFE_ALLOW_PRIVATE_WEBHOOKS: "1",
       NODE_EXTRA_CA_CERTS: options.trustedCertificate,
       PAYMENT_WEBHOOK_SECRET: options.paymentSecret,
+      METRICS_PORT: String(metricsPort),
     };
-    return { name: `app${i + 1}`, httpPort, smtpPort, process: serviceProcess(httpPort, env, args) };
+    return {
+      name: `app${i + 1}`,
+      httpPort,
+      smtpPort,
+      metricsPort,
+      process: serviceProcess(httpPort, env, args),
+    };
   });
   // One first, so that the migrations run once; then the others side by side.
   await instances[0].process.start();

@@ -15,6 +15,9 @@ export interface ThroughputRun extends RunResult {
   /** CPU microseconds per call of all the instances together, and of HAProxy. */
   instancesCpuUs: number;
   haproxyCpuUs: number;
+  /** Date.now() at the measured load's start and end (the PromQL figures' window). */
+  startedAt: number;
+  endedAt: number;
 }
 
 async function measure(
@@ -31,7 +34,9 @@ async function measure(
   await load(WARM_UP_SECONDS);
   const service0 = cpu();
   const haproxy0 = processCpuSeconds(haproxy.pid);
+  const startedAt = Date.now();
   const result = await load(THROUGHPUT_SECONDS);
+  const endedAt = Date.now();
   const perCall = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, result.calls));
   return {
     ...result,
@@ -39,6 +44,8 @@ async function measure(
     instances: target.inService,
     instancesCpuUs: perCall(cpu() - service0),
     haproxyCpuUs: perCall(processCpuSeconds(haproxy.pid) - haproxy0),
+    startedAt,
+    endedAt,
   };
 }
 

@@ -72,6 +72,10 @@ function Postgres(a, b) {
 
   Object.assign(sql, {
     get parameters() { return options.parameters },
+    // This project's addition: the pool's state for /metrics (src/metrics/database_metrics.ts).
+    get poolState() {
+      return { inUse: busy.length + full.length + reserved.length, waiting: queries.length, size: options.max }
+    },
     largeObject: largeObject.bind(null, sql),
     subscribe,
     CLOSE,
