@@ -8,7 +8,7 @@ import { startMetricsListener } from "./metrics/listener.ts";
 import { type CommittedBatch, recordBatch } from "./metrics/ledger_metrics.ts";
 import { type PoolState, watchPool } from "./metrics/database_metrics.ts";
 import { watchOutbox } from "./metrics/delivery_metrics.ts";
-import { readOutbox } from "./webhooks/outbox_gauges.ts";
+import { readOutbox } from "./webhooks/mod.ts";
 import { watchEventsBytes } from "./metrics/storage_metrics.ts";
 import { eventsBytes } from "../events/size.ts";
 import { log } from "./log.ts";

@@ -73,6 +73,7 @@ export {
   type RescheduleDelivery,
 } from "./outbox_effects.ts";
 export { startDeliveryWorker } from "./delivery_worker.ts";
+export { readOutbox } from "./outbox_gauges.ts";
 export {
   type AttemptResult,
   type DeliveryChannel,
