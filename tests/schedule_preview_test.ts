@@ -135,7 +135,13 @@ Deno.test({
       for (const [i, run] of runs.entries()) {
         setClock(run.at);
         await runDueSchedules({ sql: svc.db.sql, ledger: svc.ledger, clock: svc.clock });
-        await receiver.waitFor(i + 1);
+        // The service wakes its own worker after a commit that queues a delivery; this one is the test's.
+        worker.wake();
+        await receiver.waitFor(i + 1, 30_000).catch(async (error) => {
+          const rows = await svc.db.sql`select id, attempts, next_attempt_at, held, locked_until, created_at
+            from webhook_deliveries order by created_at`;
+          throw new Error(`${error.message} at run ${i + 1} (${run.at}): ${JSON.stringify(rows)}`);
+        });
       }
       const fired = receiver.received.map((r) => JSON.parse(r.body).scheduledFor);
       assert.deepEqual(fired, runs.map((r: any) => r.at), "run by the scheduler at the previewed instants");
