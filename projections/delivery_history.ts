@@ -4,8 +4,8 @@
 // (src/webhooks/outbox.ts): bulky and third-party, they never enter the permanent log.
 import { ABANDON_CAUSES, type EventData, type StoredEvent } from "../events/catalogue.ts";
 import { defineProjection } from "./projection.ts";
-import { runMessageId } from "../src/schedules/plan.ts";
-import { DELIVERY_RETENTION_MS, OUTBOX_PARTITIONING } from "../src/webhooks/mod.ts";
+import { runMessageId } from "./schedules.ts";
+import { DELIVERY_RETENTION_MS, OUTBOX_PARTITIONING } from "./delivery_retention_rules.ts";
 import type { TimePartitioning } from "../src/db/partitions.ts";
 
 /** Like the outbox it describes: 12-hour partitions by expiry. */

@@ -6,8 +6,8 @@ import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 import { defineProjection, rowRead, walletRowsRead } from "./projection.ts";
 import { touchedWebhookRow, type WebhookKey, webhookKeyRow } from "./webhooks.ts";
-import type { WebhookConfigData } from "../src/webhooks/mod.ts";
-import { nextRunAt } from "../src/schedules/cron.ts";
+import type { WebhookConfigData } from "./webhook_config_data.ts";
+import { nextRunAt } from "./cron.ts";
 
 export interface ScheduleRow {
   wallet_id: string;
@@ -244,3 +244,8 @@ export const walletSchedulesRead = walletRowsRead(schedulesProjection, {
     return await sql<ScheduleRow[]>`select * from schedules where wallet_id = any(${walletIds})`;
   },
 });
+
+/** The `webhook-id` of a run: the same for every attempt at one planned time, so receivers can deduplicate. */
+export function runMessageId(webhookId: string, plannedAt: Date): string {
+  return `sch_${webhookId}_${Math.floor(plannedAt.getTime() / 1000)}`;
+}

@@ -4,13 +4,8 @@
 import type { Queryable } from "../src/db/connect.ts";
 import type { StoredEvent } from "../events/catalogue.ts";
 import { defineProjection, type ReadKind, rowId } from "./projection.ts";
-import {
-  configFromEvent,
-  type EmailFormat,
-  mailboxAddress,
-  type MailboxWebhook,
-  type WebhookConfig,
-} from "../src/webhooks/mod.ts";
+import type { EmailFormat, MailboxWebhook, WebhookConfig } from "./webhook_config.ts";
+import { configFromEvent, mailboxAddress } from "./webhook_config_data.ts";
 
 export interface WebhookRow {
   wallet_id: string;

@@ -2,7 +2,7 @@
 // run times across zones and DST transitions, the same whatever the host's own zone is.
 
 import assert from "node:assert/strict";
-import { canonicalTimezone, nextRunAt, validateSchedule } from "../src/schedules/cron.ts";
+import { canonicalTimezone, nextRunAt, validateSchedule } from "../projections/cron.ts";
 
 const FROM = new Date("2026-01-01T00:00:00Z");
 
@@ -326,7 +326,7 @@ for (const hostZone of ["Australia/Sydney", "America/New_York"]) {
   Deno.test(`nextRunAt plans the same runs when the host zone is ${hostZone}`, async () => {
     // A fresh process, so the host zone is set before anything reads it.
     const code = `
-      import { nextRunAt } from ${JSON.stringify(new URL("../src/schedules/cron.ts", import.meta.url).href)};
+      import { nextRunAt } from ${JSON.stringify(new URL("../projections/cron.ts", import.meta.url).href)};
       const cases = JSON.parse(await new Response(Deno.stdin.readable).text());
       ${planRuns.toString()}
       console.log(JSON.stringify({

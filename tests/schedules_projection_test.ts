@@ -1,9 +1,9 @@
 // The schedule read model as a pure fold: given events, then the row (no database).
 import assert from "node:assert/strict";
 import { type NewEvent, newEvent, type StoredEvent } from "../events/catalogue.ts";
-import { foldSchedules, type ScheduleRow } from "../projections/schedules.ts";
-import type { WebhookConfigData } from "../src/webhooks/config/event_data.ts";
-import { isMissed, nextAfterRun, planAfterMiss, runMessageId } from "../src/schedules/plan.ts";
+import { foldSchedules, runMessageId, type ScheduleRow } from "../projections/schedules.ts";
+import type { WebhookConfigData } from "../projections/webhook_config_data.ts";
+import { isMissed, nextAfterRun, planAfterMiss } from "../src/schedules/plan.ts";
 
 const WALLET = "a".repeat(64);
 

@@ -20,7 +20,7 @@ import {
   unstorableParameterPhrase,
   unstorablePhrase,
   validatorPhrase,
-} from "../src/calls/parsed.ts";
+} from "../src/parsed.ts";
 import { decodeCursor, encodeCursor } from "../src/kv/listing.ts";
 import { incrementValue } from "../src/kv/commands.ts";
 

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { type NewEvent, newEvent } from "../events/catalogue.ts";
 import { decideBilled, NOW, WALLET } from "./helpers/decider.ts";
 import { webhookCalls } from "../src/webhooks/calls.ts";
-import type { WebhookConfigData } from "../src/webhooks/config/event_data.ts";
+import type { WebhookConfigData } from "../projections/webhook_config_data.ts";
 import { WebhookList, WebhookView } from "../src/webhooks/config/view.ts";
 import {
   create,

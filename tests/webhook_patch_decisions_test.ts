@@ -3,7 +3,7 @@
 // checked on what the patch leaves. No database.
 import assert from "node:assert/strict";
 import { newEvent } from "../events/catalogue.ts";
-import type { WebhookConfigData } from "../src/webhooks/config/event_data.ts";
+import type { WebhookConfigData } from "../projections/webhook_config_data.ts";
 import {
   created,
   DAILY,

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { z } from "zod";
 import { CreateWebhookInput, PatchWebhookInput, ReplaceWebhookInput } from "../src/webhooks/config/input.ts";
-import { parseWith } from "../src/calls/parsed.ts";
+import { parseWith } from "../src/parsed.ts";
 import { documentedJson } from "../src/http/json_body.ts";
 import { SettingsInput } from "../src/http/routes/settings.ts";
 

@@ -10,7 +10,7 @@ import { errorResponse, HttpError } from "./errors.ts";
 import { requestEnvelope } from "./middleware.ts";
 import { refusalPacer } from "./refusal_pacing.ts";
 import { billedFailure } from "./billing.ts";
-import { validatorPhrase } from "../calls/parsed.ts";
+import { validatorPhrase } from "../parsed.ts";
 import { methodNotAllowed } from "./method_not_allowed.ts";
 import { refuseOversizedBody } from "./body.ts";
 import { strictPath } from "./strict_path.ts";

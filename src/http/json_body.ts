@@ -4,7 +4,7 @@
 import type { Context } from "hono";
 import { z as zod } from "zod";
 import type { AppEnv } from "./env.ts";
-import { type Parsed, parseWith, unstorablePhrase } from "../calls/parsed.ts";
+import { type Parsed, parseWith, unstorablePhrase } from "../parsed.ts";
 import { readTextBody } from "./body.ts";
 
 /** Webhook and settings configurations: far above any valid one. */

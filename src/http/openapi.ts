@@ -6,7 +6,7 @@ import { createRoute, type OpenAPIHono, type RouteConfig, type RouteHandler, z }
 import type { AppEnv } from "./env.ts";
 import { MAX_TOKEN_LENGTH, MCP_CHALLENGE, MIN_TOKEN_LENGTH, TOKEN_CHALLENGE } from "./middleware.ts";
 import { IDEMPOTENCY_KEY, INVALID_IDEMPOTENCY_KEY, REPLAYABLE_METHODS } from "./billing.ts";
-import { WHOLE_PHRASE } from "../calls/parsed.ts";
+import { WHOLE_PHRASE } from "../parsed.ts";
 import { FREE_CALLS_PER_DAY, FREE_CALLS_PER_MINUTE } from "../../projections/wallets.ts";
 
 /** The security schemes of the document: `token` is the X-Token header, `bearer` is POST /mcp's other way. */

@@ -6,7 +6,7 @@ import type { z } from "zod";
 import type { RouteBilling } from "../calls/prices.ts";
 import type { BilledCall } from "../calls/billed_call.ts";
 import { failure } from "../calls/reply.ts";
-import type { Parsed } from "../calls/parsed.ts";
+import type { Parsed } from "../parsed.ts";
 
 /** Where a tool call goes as its REST call: the route's billing, and what its call log shows. */
 export interface RestTarget {

@@ -9,7 +9,7 @@ import { decodeCursor, MAX_LIST_LIMIT } from "../kv/listing.ts";
 import { ETAG_CONDITION, ETAG_CONDITION_RULE, parseEtagCondition } from "../kv/preconditions.ts";
 import { KV } from "../calls/prices.ts";
 import { KvBucketPath, KvIncrQuery, KvListQuery, KvPath, KvValue, KvWriteQuery } from "../kv/schemas.ts";
-import { type Parsed, parseParameters, parseStorable } from "../calls/parsed.ts";
+import { type Parsed, parseParameters, parseStorable } from "../parsed.ts";
 import { kvAccess } from "../calls/key_access.ts";
 import { type BilledTool, billedTool, unlessRefused } from "./billed_tool.ts";
 

@@ -6,7 +6,7 @@ import { DEFAULT_USAGE_DAYS } from "../wallets/usage_report.ts";
 import { MAX_USAGE_DAYS } from "../../projections/daily_usage.ts";
 import { UsageQuery } from "../wallets/view_queries.ts";
 import { VIEWS } from "../calls/prices.ts";
-import { parseWith } from "../calls/parsed.ts";
+import { parseWith } from "../parsed.ts";
 import { billedTool, unlessRefused } from "./billed_tool.ts";
 
 export const usageSummary = billedTool({

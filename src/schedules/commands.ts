@@ -9,7 +9,7 @@ import { newEvent } from "../../events/catalogue.ts";
 import type { BilledCommand, DecideState, Decision, UnbilledCommand } from "../ledger/command.ts";
 import { INSUFFICIENT_CREDITS } from "../ledger/command.ts";
 import { read, type ReadValues } from "../ledger/reads.ts";
-import { lockedScheduleRead, type ScheduleRow } from "../../projections/schedules.ts";
+import { lockedScheduleRead, runMessageId, type ScheduleRow } from "../../projections/schedules.ts";
 import { webhookRead } from "../../projections/webhooks.ts";
 import { webhookHealthRead } from "../../projections/webhook_health.ts";
 import {
@@ -20,14 +20,7 @@ import {
   queueDelivery,
 } from "../webhooks/mod.ts";
 import { claimHeldRead, type EndScheduleClaim, type ScheduleClaim } from "./claims.ts";
-import {
-  missedPhrase,
-  nextAfterRun,
-  planAfterMiss,
-  RUN_COST,
-  runMessageId,
-  scheduledRunPayload,
-} from "./plan.ts";
+import { missedPhrase, nextAfterRun, planAfterMiss, RUN_COST, scheduledRunPayload } from "./plan.ts";
 
 export type RunOutcome = "fired" | "refused" | "skipped" | "lost" | "failed";
 

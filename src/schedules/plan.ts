@@ -1,7 +1,7 @@
 // What the scheduler decides about one due planned time (CONTRACT section 10), as pure functions of
 // the schedule, the planned time and the time now: run it (possibly late) or, when it was missed by
 // more than the grace period, skip it with every other run missed as long, and plan the next one.
-import { nextRunAt } from "./cron.ts";
+import { nextRunAt } from "../../projections/cron.ts";
 import type { ScheduledRunPayload } from "../webhooks/mod.ts";
 
 /** Credits a run costs (spec section 8). */
@@ -48,11 +48,6 @@ function safeNextRun(plan: Plan, after: Date): Date | null {
     // Configured under older rules that refuse it now: it stays unplanned instead of failing a run.
     return null;
   }
-}
-
-/** The `webhook-id` of a run: the same for every attempt at one planned time, so receivers can deduplicate. */
-export function runMessageId(webhookId: string, plannedAt: Date): string {
-  return `sch_${webhookId}_${Math.floor(plannedAt.getTime() / 1000)}`;
 }
 
 /** The body POSTed for a run (CONTRACT section 10). */

@@ -1,7 +1,7 @@
 // The next runs of a schedule before it is saved (issue 27), pure: the same parsing, validation and
 // run planning as a scheduled webhook (cron.ts), so a preview and the scheduler cannot disagree.
-import type { Parsed } from "../calls/parsed.ts";
-import { canonicalTimezone, nextRunAt, validateSchedule } from "./cron.ts";
+import type { Parsed } from "../parsed.ts";
+import { canonicalTimezone, nextRunAt, validateSchedule } from "../../projections/cron.ts";
 import { nextAfterRun } from "./plan.ts";
 
 /** Runs a preview lists at most. */

@@ -16,7 +16,7 @@ import {
   type WebhookConfig,
   type WebhookSettings,
 } from "./config/config.ts";
-import { eventDataOf } from "./config/event_data.ts";
+import { eventDataOf } from "../../projections/webhook_config_data.ts";
 import { DEFAULT_WEBHOOK_ID, MAX_WEBHOOKS_PER_WALLET, type PatchWebhookInput } from "./config/input.ts";
 import { validateSettings } from "./config/rules.ts";
 import { webhookView } from "./config/view.ts";

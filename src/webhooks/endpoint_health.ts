@@ -11,7 +11,7 @@ import type { WalletRow } from "../../projections/wallets.ts";
 import type { Effect } from "../ledger/command.ts";
 import { endpointAlert, type EndpointAlertFacts } from "./endpoint_alert.ts";
 import type { WebhookConfig } from "./config/config.ts";
-import { eventDataOf } from "./config/event_data.ts";
+import { eventDataOf } from "../../projections/webhook_config_data.ts";
 import { type NewDelivery, queueDelivery } from "./outbox.ts";
 import type { HoldWebhookDeliveries } from "./outbox_effects.ts";
 

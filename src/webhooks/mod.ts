@@ -26,7 +26,6 @@ export {
   type WebhookConfig,
   type WebhookSettings,
 } from "./config/config.ts";
-export { configFromEvent, mailboxAddress, type WebhookConfigData } from "./config/event_data.ts";
 export { MAILBOX_RULES, MAILBOX_RULES_SCHEMA, mailboxProblem } from "./config/mailbox_rules.ts";
 export { validateSettings } from "./config/rules.ts";
 export { newWebhookIdentity } from "./config/fresh_identity.ts";
@@ -90,7 +89,6 @@ export {
 } from "./endpoint_health.ts";
 export { EndpointAlertPayload } from "./endpoint_alert.ts";
 export { prepareDeliveryPartitions, sweepExpiredDeliveries } from "./retention.ts";
-export { DELIVERY_RETENTION_MS, OUTBOX_PARTITIONING } from "./delivery_retention_rules.ts";
 
 // What is delivered: the payloads and the formats that render them (alerts render through them too).
 export type { EmailFormat, FormatSettings, ScheduledRunPayload } from "./payloads.ts";

@@ -5,7 +5,7 @@
 // transaction (outbox_effects.ts). A finished row keeps its payload, the body last sent and the
 // receivers' answers, so it can be shown and sent again, until its time partition is dropped.
 import type { Queryable, Sql } from "../db/connect.ts";
-import { DELIVERY_RETENTION_MS } from "./delivery_retention_rules.ts";
+import { DELIVERY_RETENTION_MS } from "../../projections/delivery_retention_rules.ts";
 import { type ReadKind, rowId } from "../../projections/projection.ts";
 import type { Effect } from "../ledger/command.ts";
 import type { EffectApplier } from "../ledger/pending_writes.ts";

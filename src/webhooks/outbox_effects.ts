@@ -4,7 +4,7 @@
 import type { Effect } from "../ledger/command.ts";
 import type { EffectApplier } from "../ledger/pending_writes.ts";
 import type { ClaimKey } from "./outbox.ts";
-import { DELIVERY_RETENTION_MS } from "./delivery_retention_rules.ts";
+import { DELIVERY_RETENTION_MS } from "../../projections/delivery_retention_rules.ts";
 
 /** Answers kept per delivery (the newest): bounds a row that is sent again and again. */
 export const MAX_KEPT_RESPONSES = 50;

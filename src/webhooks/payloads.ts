@@ -32,8 +32,8 @@ export interface ScheduledRunPayload {
   walletHash: string;
 }
 
-export const EMAIL_FORMATS = ["slack", "discord", "teams", "telegram", "pagerduty", "custom"] as const;
-export type EmailFormat = typeof EMAIL_FORMATS[number];
+import type { EmailFormat } from "../../projections/webhook_config.ts";
+export { EMAIL_FORMATS, type EmailFormat } from "../../projections/webhook_config.ts";
 
 /** What a format needs to know about the webhook it renders for. */
 export interface FormatSettings {

@@ -3,7 +3,7 @@
 // row. A delivery still waiting when its partition goes (a webhook paused for a week) goes with it.
 import type { Sql } from "../db/connect.ts";
 import { createPartitions, maintainPartitions, type PartitionUpkeep } from "../db/partitions.ts";
-import { OUTBOX_PARTITIONING } from "./delivery_retention_rules.ts";
+import { OUTBOX_PARTITIONING } from "../../projections/delivery_retention_rules.ts";
 import { HISTORY_PARTITIONING } from "../../projections/delivery_history.ts";
 
 export const DELIVERY_PARTITIONINGS = [OUTBOX_PARTITIONING, HISTORY_PARTITIONING];

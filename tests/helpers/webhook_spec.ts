@@ -9,7 +9,7 @@ import { webhookCalls } from "../../src/webhooks/calls.ts";
 import type { BilledCommand } from "../../src/ledger/command.ts";
 import { type Reply } from "../../src/calls/reply.ts";
 import type { FreshIdentity, MailboxSettings, WebhookSettings } from "../../src/webhooks/config/config.ts";
-import type { WebhookConfigData } from "../../src/webhooks/config/event_data.ts";
+import type { WebhookConfigData } from "../../projections/webhook_config_data.ts";
 import type { PatchWebhookInput } from "../../src/webhooks/config/input.ts";
 
 export const FRESH: FreshIdentity = { mailboxAddress: "r_fresh@mail.test", secret: "whsec_fresh" };

@@ -17,7 +17,7 @@ import {
   serve,
   textOk,
 } from "../openapi.ts";
-import { parseWith } from "../../calls/parsed.ts";
+import { parseWith } from "../../parsed.ts";
 import { kvCalls } from "../../kv/calls.ts";
 import { decodeCursor, MAX_LIST_LIMIT } from "../../kv/listing.ts";
 import { decodeBucketCursor } from "../../kv/bucket_listing.ts";

@@ -3,7 +3,7 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { errorResponse } from "../errors.ts";
 import { BODY_REFUSED, errorResponseDoc, publicRoute, textOk } from "../openapi.ts";
-import { parseWith, unstorablePhrase } from "../../calls/parsed.ts";
+import { parseWith, unstorablePhrase } from "../../parsed.ts";
 import { readTextBody } from "../body.ts";
 import { verifyStripeSignature } from "../../payments/stripe_signature.ts";
 import { creditPurchase, type Tier } from "../../payments/purchase.ts";

@@ -8,8 +8,13 @@ import { requireWallet } from "../middleware.ts";
 import { VIEWS } from "../../calls/prices.ts";
 import { billedRoute, errorResponseDoc, jsonOk, serve } from "../openapi.ts";
 import { scheduleCalls } from "../../schedules/calls.ts";
-import { cronProblem, MAX_CRON_LENGTH, MAX_TIMEZONE_LENGTH, timezoneProblem } from "../../schedules/cron.ts";
-import { WHOLE_PHRASE } from "../../calls/parsed.ts";
+import {
+  cronProblem,
+  MAX_CRON_LENGTH,
+  MAX_TIMEZONE_LENGTH,
+  timezoneProblem,
+} from "../../../projections/cron.ts";
+import { WHOLE_PHRASE } from "../../parsed.ts";
 import { PREVIEW_RUNS } from "../../schedules/preview.ts";
 import { BILLING_HEADERS, FREE_NOTE, FREE_VIEW_ERRORS } from "./usage.ts";
 

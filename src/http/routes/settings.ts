@@ -31,7 +31,7 @@ import {
   Template,
   Url,
 } from "../../webhooks/mod.ts";
-import { WHOLE_PHRASE } from "../../calls/parsed.ts";
+import { WHOLE_PHRASE } from "../../parsed.ts";
 import { randomId } from "../../ids.ts";
 
 /** The alert webhook: a mailbox webhook's format rules (mailbox_rules.ts) hold for it too. */

@@ -19,7 +19,7 @@ import {
   serve,
   textOk,
 } from "../openapi.ts";
-import { parseWith } from "../../calls/parsed.ts";
+import { parseWith } from "../../parsed.ts";
 import { readTextBody } from "../body.ts";
 import { integerParam } from "../../calls/integer_pattern.ts";
 import { countsOf } from "../../wallets/erasure.ts";

@@ -35,7 +35,7 @@ import {
   textOk,
 } from "../openapi.ts";
 import { documentedJson, readJsonBody } from "../json_body.ts";
-import type { Parsed } from "../../calls/parsed.ts";
+import type { Parsed } from "../../parsed.ts";
 
 const notFound = { 404: errorResponseDoc("`Webhook not found`") };
 

@@ -1,55 +1,16 @@
-// A webhook's configuration, the one shape the code works with (CONTRACT section 6): a mailbox
-// webhook or a scheduled one, never both, plus what identifies it. Pure transforms from requests:
-// the settings a create, replace or patch asks for, and the configuration a change leaves.
-// Rows (projections/webhooks.ts) and event payloads (event_data.ts) are converted in one place each.
-import type { EmailFormat } from "../payloads.ts";
+// A webhook's configuration from requests (CONTRACT section 6), pure transforms: the settings a
+// create, replace or patch asks for, and the configuration a change leaves. The shape itself is
+// declared beside the read model that keeps it (projections/webhook_config.ts); rows
+// (projections/webhooks.ts) and event payloads (projections/webhook_config_data.ts) are converted
+// in one place each.
+import type {
+  MailboxSettings,
+  WebhookConfig,
+  WebhookIdentity,
+  WebhookSettings,
+} from "../../../projections/webhook_config.ts";
 import { mailboxFieldIn, type PatchWebhookInput, type ReplaceWebhookInput } from "./input.ts";
-import type { Parsed } from "../../calls/parsed.ts";
-
-/** How a mailbox webhook forwards the mail it receives. */
-export interface MailboxSettings {
-  /** None: the inbound email payload as is. */
-  format?: EmailFormat;
-  /** Only with format `custom`. */
-  template?: Record<string, unknown>;
-  options: Record<string, string>;
-  includeAttachments: boolean;
-}
-
-/** When a scheduled webhook is called. */
-export interface ScheduleSettings {
-  cron: string;
-  timezone: string;
-  active: boolean;
-}
-
-/** What a client chooses: the target and one of the two modes. */
-export type WebhookSettings =
-  & { url: string; headers: Record<string, string> }
-  & ({ mode: "mailbox"; mailbox: MailboxSettings } | { mode: "scheduled"; schedule: ScheduleSettings });
-
-/** What the service assigns, kept for the webhook's life. */
-export interface WebhookIdentity {
-  webhookId: string;
-  /** The Standard Webhooks signing key, `whsec_` + base64. */
-  secret: string;
-  /** Strictly increasing within a wallet: the order of `GET /webhook`. */
-  createdAt: Date;
-}
-
-/**
- * A webhook's whole configuration. A mailbox webhook always has its address (`email`); a scheduled
- * one keeps the address it had, so it gets it back when it becomes a mailbox again.
- */
-export type WebhookConfig =
-  & WebhookIdentity
-  & { url: string; headers: Record<string, string> }
-  & (
-    | { mode: "mailbox"; mailbox: MailboxSettings; email: string }
-    | { mode: "scheduled"; schedule: ScheduleSettings; email?: string }
-  );
-
-export type MailboxWebhook = Extract<WebhookConfig, { mode: "mailbox" }>;
+import type { Parsed } from "../../parsed.ts";
 
 /** Values drawn before a change (random, so not in the decision): used only when needed. */
 export interface FreshIdentity {
@@ -57,6 +18,15 @@ export interface FreshIdentity {
   mailboxAddress: string;
   secret: string;
 }
+
+export type {
+  MailboxSettings,
+  MailboxWebhook,
+  ScheduleSettings,
+  WebhookConfig,
+  WebhookIdentity,
+  WebhookSettings,
+} from "../../../projections/webhook_config.ts";
 
 const notWithSchedule = (field: string) => `Invalid ${field}: not allowed with schedule`;
 

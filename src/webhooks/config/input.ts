@@ -12,10 +12,10 @@ import {
   MAX_CRON_LENGTH,
   MAX_TIMEZONE_LENGTH,
   timezoneProblem,
-} from "../../schedules/cron.ts";
+} from "../../../projections/cron.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../url_safety.ts";
 import { MAILBOX_RULES, MAILBOX_RULES_SCHEMA, mailboxProblem } from "./mailbox_rules.ts";
-import { WHOLE_PHRASE } from "../../calls/parsed.ts";
+import { WHOLE_PHRASE } from "../../parsed.ts";
 
 export const MAX_WEBHOOKS_PER_WALLET = 100;
 export const MAX_HEADERS = 20;

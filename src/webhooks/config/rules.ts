@@ -2,8 +2,8 @@
 // and 10): a safe URL, what a format needs, a schedule that means something. Pure: the time to plan
 // from and whether private targets are allowed are handed in.
 import { checkWebhookUrl } from "../url_safety.ts";
-import { validateSchedule } from "../../schedules/cron.ts";
-import type { Parsed } from "../../calls/parsed.ts";
+import { validateSchedule } from "../../../projections/cron.ts";
+import type { Parsed } from "../../parsed.ts";
 import { mailboxProblem } from "./mailbox_rules.ts";
 import type { MailboxSettings, WebhookSettings } from "./config.ts";
 

@@ -4,7 +4,7 @@
 import { z } from "@hono/zod-openapi";
 import { EMAIL_FORMATS } from "../payloads.ts";
 import { redactHeaders, redactOptions } from "../redaction.ts";
-import { nextRunAt } from "../../schedules/cron.ts";
+import { nextRunAt } from "../../../projections/cron.ts";
 import type { ScheduleRow } from "../../../projections/schedules.ts";
 import { WebhookId } from "./input.ts";
 import type { ScheduleSettings, WebhookConfig } from "./config.ts";

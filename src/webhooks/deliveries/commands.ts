@@ -17,7 +17,7 @@ import {
   type PageCursor,
   recoverableRead,
 } from "../../../projections/delivery_history_reads.ts";
-import { DELIVERY_RETENTION_MS } from "../delivery_retention_rules.ts";
+import { DELIVERY_RETENTION_MS } from "../../../projections/delivery_retention_rules.ts";
 import type { RequeueDelivery } from "../outbox_effects.ts";
 import { WEBHOOK_NOT_FOUND } from "../commands.ts";
 import { cursorAfter, deliveryView } from "./view.ts";

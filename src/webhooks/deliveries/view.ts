@@ -8,7 +8,7 @@ import {
   type PageCursor,
 } from "../../../projections/delivery_history_reads.ts";
 import { WebhookId } from "../config/input.ts";
-import { type Parsed, WHOLE_PHRASE } from "../../calls/parsed.ts";
+import { type Parsed, WHOLE_PHRASE } from "../../parsed.ts";
 import { integerParam } from "../../calls/integer_pattern.ts";
 import { quoteInput } from "../../storable_text.ts";
 

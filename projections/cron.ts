@@ -13,7 +13,7 @@
 //   real-time rhythm, as Vixie cron does: times inside a gap are skipped, a repeated hour runs again.
 
 import { Cron, type CronOptions } from "croner";
-import type { Parsed } from "../calls/parsed.ts";
+import type { Parsed } from "../src/parsed.ts";
 
 export const MAX_CRON_LENGTH = 200;
 export const MAX_TIMEZONE_LENGTH = 64;

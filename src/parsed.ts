@@ -3,7 +3,7 @@
 // come from the client, so a phrase shows them escaped and bounded (quoteInput) unless they are plain;
 // a value storage cannot hold (storable_text.ts) is refused with the field it is in.
 import type { z } from "zod";
-import { isStorable, type PathStep, quoteInput, UNSTORABLE_RULE, unstorablePath } from "../storable_text.ts";
+import { isStorable, type PathStep, quoteInput, UNSTORABLE_RULE, unstorablePath } from "./storable_text.ts";
 
 /** Unknown field names a phrase lists at most; more are "…". */
 const MAX_LISTED_NAMES = 5;

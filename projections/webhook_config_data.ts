@@ -1,9 +1,8 @@
 // The one conversion between a webhook's configuration and the payload of WebhookCreated and
 // WebhookUpdated as the log stores it: flat, mailbox fields absent on a scheduled webhook, `schedule`
 // absent on a mailbox one. Written events never change meaning, so the payload keeps its shape.
-import type { EventData } from "../../../events/catalogue.ts";
-import type { EmailFormat } from "../payloads.ts";
-import type { WebhookConfig } from "./config.ts";
+import type { EventData } from "../events/catalogue.ts";
+import type { EmailFormat, WebhookConfig } from "./webhook_config.ts";
 
 export type WebhookConfigData = EventData<"WebhookCreated">;
 
