@@ -2,7 +2,8 @@
 // with its chat_id, edited to another chat_id and an extra header (only what changed is sent, and the
 // service holds it), a template that is not JSON refused by the page, one the service refuses shown
 // with the service's 400 phrase and nothing changed; axe finds no serious or critical violation on the
-// open edit form.
+// open edit form. A webhook's deliveries are paged with the API's cursor and filtered by status, each
+// page the one the API answers.
 import assert from "node:assert/strict";
 import type { Page } from "puppeteer-core";
 import { type Service, startService } from "./helpers/service.ts";
@@ -13,6 +14,7 @@ import {
   launchChromium,
   statusSays,
   STEP_TIMEOUT_MS,
+  textOf,
 } from "./helpers/browser.ts";
 import { newToken, walletClient } from "./helpers/client.ts";
 import { type Receiver, startReceiver } from "./helpers/receiver.ts";
@@ -133,6 +135,70 @@ async function badTemplatesChangeNothing(page: Page, svc: Service, token: string
   await statusSays(page, /Nothing changed in chat/);
 }
 
+/** The delivery ids and statuses the page lists for `webhookId`, newest first. */
+function listed(page: Page, webhookId: string) {
+  return page.$$eval(
+    `li[data-webhook="${webhookId}"] .delivery-list > li`,
+    (items: any[]) => items.map((li) => ({ id: li.dataset.delivery, status: li.dataset.status })),
+  );
+}
+
+/** Clicks a button of a webhook's deliveries area by its label, and waits for the status line. */
+async function deliveriesButton(page: Page, webhookId: string, label: string, says: RegExp) {
+  await clearStatus(page);
+  await page.click(`li[data-webhook="${webhookId}"] .deliveries button::-p-text(${label})`);
+  return await statusSays(page, says);
+}
+
+/** The deliveries list pages with the API's cursor and filters by status, as the API answers. */
+async function deliveriesPageAndFilter(page: Page, svc: Service, token: string) {
+  const client = walletClient(svc, token);
+  // Every third test is answered 500: the list holds delivered and failed ones.
+  const receiver = startReceiver((_, index) => new Response("", { status: index % 3 === 2 ? 500 : 200 }));
+  try {
+    const made = await client.postJson("/webhook", { webhookId: "many", url: `${receiver.url}/many` });
+    assert.equal(made.status, 200, made.text);
+    for (let i = 0; i < 12; i++) assert.equal((await client.post("/webhook/many/test")).status, 200);
+  } finally {
+    await receiver.close();
+  }
+  const all = (await client.get("/webhook/many/deliveries?limit=100")).json().deliveries
+    .map((d: any) => ({ id: d.deliveryId, status: d.status }));
+  assert.equal(all.length, 12);
+
+  await clearStatus(page);
+  await page.click("#webhooks-load");
+  await statusSays(page, /webhook\(s\)\./);
+  await clearStatus(page);
+  await page.click('li[data-webhook="many"] button::-p-text(Deliveries)');
+  await statusSays(page, /10 recent deliveries of many\./);
+  assert.deepEqual(await listed(page, "many"), all.slice(0, 10));
+  await deliveriesButton(page, "many", "Older", /2 older deliveries of many, page 2\./);
+  assert.deepEqual(await listed(page, "many"), all.slice(10));
+  assert.equal(
+    await page.$('li[data-webhook="many"] .deliveries button::-p-text(Older)[hidden]') !== null,
+    true,
+  );
+  await deliveriesButton(page, "many", "Newer", /10 recent deliveries of many\./);
+  assert.deepEqual(await listed(page, "many"), all.slice(0, 10));
+
+  assert.deepEqual([...new Set(all.map((d: any) => d.status))].sort(), ["delivered", "failed"]);
+  // Filtered by a status: the page lists exactly the API's rows of that status.
+  const status = "failed";
+  const only = all.filter((d: any) => d.status === status);
+  await page.select("#deliveries-status-many", status);
+  await deliveriesButton(
+    page,
+    "many",
+    "Show",
+    new RegExp(`${Math.min(only.length, 10)} recent ${status} deliveries`),
+  );
+  assert.deepEqual(await listed(page, "many"), only.slice(0, 10));
+  await page.select("#deliveries-status-many", "abandoned");
+  await deliveriesButton(page, "many", "Show", /0 recent abandoned deliveries/);
+  assert.match(await textOf(page, 'li[data-webhook="many"] .deliveries'), /No abandoned deliveries/);
+}
+
 Deno.test({
   name: "the webhook forms create and edit every setting, and show the service's 400 phrase",
   ignore: chromium === undefined,
@@ -151,6 +217,7 @@ Deno.test({
       await openWithToken(page, svc, token);
       const edited = await telegramMadeAndEdited(page, svc, receiver, token);
       await badTemplatesChangeNothing(page, svc, token, edited);
+      await deliveriesPageAndFilter(page, svc, token);
       assert.deepEqual(errors, []);
     } finally {
       await close();
