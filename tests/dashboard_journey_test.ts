@@ -162,7 +162,7 @@ async function usesTheKeyValueStore({ page, svc, token }: Journey) {
     page.$$eval("#kv-table tbody tr", (trs: any[]) => trs.map((tr) => tr.cells[0].textContent));
   await pricedClick(page, "#kv-table tbody tr:nth-child(2) button", /Opened k2\./);
   assert.equal(await textOf(page, "#kv-delete"), "Delete (2 credits)");
-  assert.match(await textOf(page, "#kv-relist"), /lists this bucket's keys again: 1 credit more/);
+  assert.match(await textOf(page, "#kv-relist"), /increment lists this bucket's keys again: 1 credit more/);
   await pricedClick(page, "#kv-delete", /Deleted k2\. Keys listed again\./);
   assert.deepEqual(await listedKeys(), ["k1", "k3", "k4"]);
   assert.equal((await other.get("/kv/notes/k2")).status, 404);
@@ -171,6 +171,10 @@ async function usesTheKeyValueStore({ page, svc, token }: Journey) {
   await typeInto(page, "#kv-ttl", "");
   await pricedClick(page, "#kv-save", /Created k5\. Keys listed again\./, 1);
   assert.deepEqual(await listedKeys(), ["k1", "k3", "k4", "k5"]);
+  await typeInto(page, "#kv-key", "k6");
+  await typeInto(page, "#kv-by", "1");
+  await pricedClick(page, "#kv-incr", /k6 is now 1\. Keys listed again\./);
+  assert.deepEqual(await listedKeys(), ["k1", "k3", "k4", "k5", "k6"]);
   // Another bucket in the field: nothing to list again, the plain price.
   await typeInto(page, "#kv-bucket", "other");
   assert.equal(await textOf(page, "#kv-save"), "Save (1 credit)");

@@ -3,8 +3,8 @@
 // The key-value browser's entry form (1 credit a call): open a value (shown as text in a text area,
 // never as markup), create it (only if the key is free), edit it with its ETag (If-Match: a write
 // made meanwhile is refused with 412 and nothing is lost), delete it, increment a counter; the time
-// to live in human units. While the listing shows the entry's bucket, a save or a delete lists that
-// page again (1 credit more, in the price its button shows).
+// to live in human units. While the listing shows the entry's bucket, a save, a delete or an increment
+// (each may add or remove a key) lists that page again (1 credit more, in the price its button shows).
 import { byId, el } from "./view.js";
 import { parseTtl } from "./ttl.js";
 import { priceLabel, PRICES } from "./prices.js";
@@ -33,7 +33,7 @@ export function kvEntryPanel(session, listing) {
   const remover = byId("kv-delete");
   const price = priceLabel(PRICES.kv);
   byId("kv-load").textContent = `Open (${price})`;
-  byId("kv-incr").textContent = `Increment (${price})`;
+  const incr = byId("kv-incr");
   const relist = el("p", { class: "hint", id: "kv-relist", "aria-live": "polite" });
   note.after(relist);
 
@@ -45,12 +45,14 @@ export function kvEntryPanel(session, listing) {
     const both = priceLabel(PRICES.kv * (relists ? 2 : 1));
     save.textContent = `Save (${both})`;
     remover.textContent = `Delete (${both})`;
+    incr.textContent = `Increment (${both})`;
     relist.textContent = relists
-      ? `A save or delete lists this bucket's keys again: ${price} more, in the prices shown.`
+      ? `A save, delete or increment lists this bucket's keys again: ${price} more, in the prices shown.`
       : "";
   }
   save.textContent = `Save (${price})`;
   remover.textContent = `Delete (${price})`;
+  incr.textContent = `Increment (${price})`;
   bucket.addEventListener("input", relabel);
 
   /** The listing shown again after a change of `name`; `done` says what was done, with both costs. */
@@ -145,7 +147,7 @@ export function kvEntryPanel(session, listing) {
     if (!session.answered(response, error) || typeof data !== "string") return;
     value.value = data;
     know({ state: "stale" });
-    session.charged(`${p.key} is now ${data}.`);
+    await listedAgain(`${p.key} is now ${data}.`, response);
   }
 
   form.addEventListener("submit", store);
@@ -154,6 +156,6 @@ export function kvEntryPanel(session, listing) {
     if (p) open(p.bucket, p.key);
   });
   remover.addEventListener("click", remove);
-  byId("kv-incr").addEventListener("click", increment);
+  incr.addEventListener("click", increment);
   return { open, relabel };
 }
