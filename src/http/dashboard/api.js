@@ -10,13 +10,14 @@
 /**
  * What every panel gets: the typed client; `answered`, which shows the balance an answer carries
  * and, unless it is a success, says what went wrong (true: a success); `notify` for a success worth
- * a word, and `charged` for a billed success: the word plus what the call cost and the balance after.
+ * a word, and `charged` for a billed success: the word plus what the call cost (with `before`, what
+ * earlier calls of the same action cost) and the balance after.
  * @typedef {{
  *   client: ApiClient,
  *   token: string,
  *   answered(response: Response, body?: unknown): boolean,
  *   notify(message: string): void,
- *   charged(message: string): void,
+ *   charged(message: string, before?: number): void,
  *   open(token: string): Promise<void>,
  * }} Session
  */

@@ -1,8 +1,8 @@
 // @ts-check
 /// <reference lib="dom" />
-// A webhook's recent deliveries (1 credit), held ones included, each with its attempts, its payload on
-// request (1 credit: the body sent, or the one that will be sent), a retry (1 credit), and a recover
-// of the failed ones of the last week (1 credit). Payloads are shown as text, never as markup.
+// A webhook's deliveries (1 credit a page of 10, newest first, filtered by status if asked), held
+// ones included, each with its attempts, its payload on request (1 credit: the body sent, or the one
+// that will be sent), a retry (1 credit), and a recover of the failed ones of the last week (1 credit). Payloads are shown as text, never as markup.
 import { el, utcTime } from "./view.js";
 import { priceLabel, PRICES } from "./prices.js";
 
@@ -70,7 +70,8 @@ function deliveryItem(session, webhook, delivery) {
   }
   const summary = `${utcTime(delivery.createdAt)} UTC ${delivery.kind}: ${STATUS_WORDS[delivery.status]}, ` +
     `${delivery.attempts.length} attempt(s)`;
-  return el("li", { "data-status": delivery.status }, el("p", {}, summary), attempts, buttons, payload);
+  const item = { "data-status": delivery.status, "data-delivery": delivery.deliveryId };
+  return el("li", item, el("p", {}, summary), attempts, buttons, payload);
 }
 
 /** Sends again the webhook's failed and abandoned deliveries of the last 7 days. */
@@ -85,29 +86,103 @@ async function recover(/** @type {Session} */ session, /** @type {Webhook} */ we
   }
 }
 
-/** Loads a webhook's recent deliveries into `area`. */
+/** The statuses GET /webhook/{id}/deliveries filters by; "" is all of them. */
+const STATUS_FILTERS = /** @type {const} */ (["", "pending", "delivered", "failed", "abandoned", "paused"]);
+
+/**
+ * Shows a webhook's deliveries in `area`, newest first, in pages of 10 (the API's cursor), with a
+ * status filter; each page is a call (1 credit), the first loaded at once.
+ */
 export async function showDeliveries(
   /** @type {Session} */ session,
   /** @type {Webhook} */ webhook,
   /** @type {HTMLElement} */ area,
 ) {
-  const { data, error, response } = await session.client.GET("/webhook/{webhookId}/deliveries", {
-    params: { path: { webhookId: webhook.webhookId }, query: { limit: String(RECENT_DELIVERIES) } },
-  });
-  if (!session.answered(response, error) || !data) return;
-  const again = el(
+  const id = webhook.webhookId;
+  const status = /** @type {HTMLSelectElement} */ (el(
+    "select",
+    { id: `deliveries-status-${id}` },
+    ...STATUS_FILTERS.map((value) => el("option", { value }, value ? STATUS_WORDS[value] : "any status")),
+  ));
+  const button = (
+    /** @type {string} */ label,
+  ) => /** @type {HTMLButtonElement} */ (el(
     "button",
     { type: "button", class: "secondary" },
-    `Recover failed, last 7 days (${PRICE})`,
-  );
+    `${label} (${PRICE})`,
+  ));
+  const show = button("Show");
+  const newer = button("Newer");
+  const older = button("Older");
+  const again = button("Recover failed, last 7 days");
+  const list = el("div", {});
+  const where = el("p", { class: "hint" });
+  /** The cursor of each page seen: the first has none. */
+  let cursors = /** @type {(string | undefined)[]} */ ([undefined]);
+  let page = 0;
+
+  async function load(/** @type {number} */ index) {
+    const filter = /** @type {Delivery["status"] | ""} */ (status.value);
+    const cursor = cursors[index];
+    const { data, error, response } = await session.client.GET("/webhook/{webhookId}/deliveries", {
+      params: {
+        path: { webhookId: id },
+        query: {
+          limit: String(RECENT_DELIVERIES),
+          ...(cursor ? { cursor } : {}),
+          ...(filter ? { status: filter } : {}),
+        },
+      },
+    });
+    if (!session.answered(response, error) || !data) return;
+    page = index;
+    cursors = cursors.slice(0, index + 1);
+    if (data.nextCursor) cursors.push(data.nextCursor);
+    const which = filter ? `${filter} ` : "";
+    list.replaceChildren(
+      data.deliveries.length === 0
+        ? el(
+          "p",
+          { class: "hint" },
+          `No ${which}deliveries${index > 0 ? " older than these" : " in the last 7 days"}.`,
+        )
+        : el(
+          "ul",
+          { class: "delivery-list" },
+          ...data.deliveries.map((d) => deliveryItem(session, webhook, d)),
+        ),
+    );
+    newer.hidden = index === 0;
+    older.hidden = !data.nextCursor;
+    where.textContent = `Page ${index + 1}, newest first.`;
+    const age = index === 0 ? "recent" : "older";
+    session.charged(
+      `${data.deliveries.length} ${age} ${which}deliveries of ${id}${
+        index > 0 ? `, page ${index + 1}` : ""
+      }.`,
+    );
+  }
+
+  show.addEventListener("click", () => {
+    cursors = [undefined];
+    load(0);
+  });
+  newer.addEventListener("click", () => load(page - 1));
+  older.addEventListener("click", () => load(page + 1));
   again.addEventListener("click", () => recover(session, webhook));
+  newer.hidden = true;
+  older.hidden = true;
   area.replaceChildren(
-    data.deliveries.length === 0 ? el("p", { class: "hint" }, "No deliveries in the last 7 days.") : el(
-      "ul",
-      { class: "delivery-list" },
-      ...data.deliveries.map((d) => deliveryItem(session, webhook, d)),
+    el(
+      "div",
+      { class: "controls" },
+      el("label", { for: status.id }, "Status"),
+      status,
+      show,
     ),
+    list,
+    el("div", { class: "controls" }, where, newer, older),
     again,
   );
-  session.charged(`${data.deliveries.length} recent deliveries of ${webhook.webhookId}.`);
+  await load(0);
 }

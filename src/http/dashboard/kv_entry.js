@@ -3,8 +3,9 @@
 // The key-value browser's entry form (1 credit a call): open a value (shown as text in a text area,
 // never as markup), create it (only if the key is free), edit it with its ETag (If-Match: a write
 // made meanwhile is refused with 412 and nothing is lost), delete it, increment a counter; the time
-// to live in human units.
-import { byId } from "./view.js";
+// to live in human units. While the listing shows the entry's bucket, a save, a delete or an increment
+// (each may add or remove a key) lists that page again (1 credit more, in the price its button shows).
+import { byId, el } from "./view.js";
 import { parseTtl } from "./ttl.js";
 import { priceLabel, PRICES } from "./prices.js";
 
@@ -16,8 +17,11 @@ import { priceLabel, PRICES } from "./prices.js";
  * @typedef {{ state: "new" } | { state: "loaded", etag: string } | { state: "stale" }} Known
  */
 
-/** @param {Session} session */
-export function kvEntryPanel(session) {
+/**
+ * @param {Session} session
+ * @param {{ shows(bucket: string): boolean, refresh(): Promise<boolean> }} listing the keys listed
+ */
+export function kvEntryPanel(session, listing) {
   const form = /** @type {HTMLFormElement} */ (byId("kv-entry-form"));
   const bucket = /** @type {HTMLInputElement} */ (byId("kv-bucket"));
   const key = /** @type {HTMLInputElement} */ (byId("kv-key"));
@@ -26,11 +30,37 @@ export function kvEntryPanel(session) {
   const by = /** @type {HTMLInputElement} */ (byId("kv-by"));
   const note = byId("kv-etag");
   const save = /** @type {HTMLButtonElement} */ (byId("kv-save"));
+  const remover = byId("kv-delete");
   const price = priceLabel(PRICES.kv);
   byId("kv-load").textContent = `Open (${price})`;
+  const incr = byId("kv-incr");
+  const relist = el("p", { class: "hint", id: "kv-relist", "aria-live": "polite" });
+  note.after(relist);
+
+  /** Whether a save or delete lists the keys again: the listing shows this bucket. */
+  let relists = false;
+  /** The prices of Save and Delete, with the listing again when it shows the entry's bucket. */
+  function relabel() {
+    relists = listing.shows(bucket.value.trim());
+    const both = priceLabel(PRICES.kv * (relists ? 2 : 1));
+    save.textContent = `Save (${both})`;
+    remover.textContent = `Delete (${both})`;
+    incr.textContent = `Increment (${both})`;
+    relist.textContent = relists
+      ? `A save, delete or increment lists this bucket's keys again: ${price} more, in the prices shown.`
+      : "";
+  }
   save.textContent = `Save (${price})`;
-  byId("kv-delete").textContent = `Delete (${price})`;
-  byId("kv-incr").textContent = `Increment (${price})`;
+  remover.textContent = `Delete (${price})`;
+  incr.textContent = `Increment (${price})`;
+  bucket.addEventListener("input", relabel);
+
+  /** The listing shown again after a change of `name`; `done` says what was done, with both costs. */
+  async function listedAgain(/** @type {string} */ done, /** @type {Response} */ response) {
+    if (!relists) return session.charged(done);
+    const first = Number(response.headers.get("x-cost") ?? "0");
+    if (await listing.refresh()) session.charged(`${done} Keys listed again.`, first);
+  }
 
   /** @type {Known} */
   let known = { state: "new" };
@@ -85,7 +115,7 @@ export function kvEntryPanel(session) {
     if (!session.answered(response, error)) return;
     const made = known.state === "new";
     know({ state: "stale" });
-    session.charged(`${made ? "Created" : "Saved"} ${p.key}.`);
+    await listedAgain(`${made ? "Created" : "Saved"} ${p.key}.`, response);
   }
 
   async function remove() {
@@ -99,9 +129,7 @@ export function kvEntryPanel(session) {
     if (!session.answered(response, error)) return;
     value.value = "";
     know({ state: "new" });
-    // The listing shows it no more, without a charged reload.
-    document.querySelector(`#kv-table tr[data-key="${CSS.escape(p.key)}"]`)?.remove();
-    session.charged(`Deleted ${p.key}.`);
+    await listedAgain(`Deleted ${p.key}.`, response);
   }
 
   async function increment() {
@@ -119,7 +147,7 @@ export function kvEntryPanel(session) {
     if (!session.answered(response, error) || typeof data !== "string") return;
     value.value = data;
     know({ state: "stale" });
-    session.charged(`${p.key} is now ${data}.`);
+    await listedAgain(`${p.key} is now ${data}.`, response);
   }
 
   form.addEventListener("submit", store);
@@ -127,7 +155,7 @@ export function kvEntryPanel(session) {
     const p = named();
     if (p) open(p.bucket, p.key);
   });
-  byId("kv-delete").addEventListener("click", remove);
-  byId("kv-incr").addEventListener("click", increment);
-  return { open };
+  remover.addEventListener("click", remove);
+  incr.addEventListener("click", increment);
+  return { open, relabel };
 }

@@ -1,7 +1,8 @@
 // @ts-check
 /// <reference lib="dom" />
 // The key-value browser's listing (1 credit a page): a bucket's live keys by prefix, with their size
-// and time left, one cursor page at a time, back and forth; each key opens in the entry form.
+// and time left, one cursor page at a time, back and forth; each key opens in the entry form, and
+// the entry form has the page listed again after it creates or deletes a key of this bucket.
 import { byId, cell, el, fillRows } from "./view.js";
 import { sizeText, timeLeft } from "./ttl.js";
 import { priceLabel, PRICES } from "./prices.js";
@@ -10,7 +11,8 @@ import { priceLabel, PRICES } from "./prices.js";
 
 /**
  * @param {Session} session
- * @param {{ open(bucket: string, key: string): void }} entry the entry form a key opens in
+ * @param {{ open(bucket: string, key: string): void, relabel(): void }} entry the entry form a key opens
+ *   in, whose prices depend on what is listed
  */
 export function kvKeysPanel(session, entry) {
   const form = /** @type {HTMLFormElement} */ (byId("kv-list-form"));
@@ -31,7 +33,11 @@ export function kvKeysPanel(session, entry) {
   let index = 0;
   let listed = { bucket: "", prefix: "", limit: "20" };
 
-  async function load(/** @type {number} */ at) {
+  /**
+   * Lists page `at`; `quiet`: as part of another action, which says what it cost in all.
+   * @returns {Promise<boolean>} whether it was listed
+   */
+  async function load(/** @type {number} */ at, quiet = false) {
     const cursor = cursors[at];
     const { data, error, response } = await session.client.GET("/kv/{bucket}", {
       params: {
@@ -43,7 +49,7 @@ export function kvKeysPanel(session, entry) {
         },
       },
     });
-    if (!session.answered(response, error) || !data) return;
+    if (!session.answered(response, error) || !data) return false;
     index = at;
     cursors = cursors.slice(0, at + 1);
     if (data.nextCursor) cursors.push(data.nextCursor);
@@ -67,7 +73,9 @@ export function kvKeysPanel(session, entry) {
     pageLabel.textContent = `Page ${index + 1}`;
     newer.disabled = index === 0;
     older.disabled = cursors.length <= index + 1;
-    session.charged(`${data.keys.length} key(s) on page ${index + 1} of ${listed.bucket}.`);
+    entry.relabel();
+    if (!quiet) session.charged(`${data.keys.length} key(s) on page ${index + 1} of ${listed.bucket}.`);
+    return true;
   }
 
   form.addEventListener("submit", (event) => {
@@ -78,4 +86,11 @@ export function kvKeysPanel(session, entry) {
   });
   newer.addEventListener("click", () => load(index - 1));
   older.addEventListener("click", () => load(index + 1));
+
+  return {
+    /** Whether the keys of `name` are listed on the page. */
+    shows: (/** @type {string} */ name) => listed.bucket !== "" && listed.bucket === name,
+    /** Lists the page shown again (1 credit), quietly. */
+    refresh: () => load(index, true),
+  };
 }

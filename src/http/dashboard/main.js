@@ -52,8 +52,8 @@ const session = {
     return false;
   },
   notify: (message) => say(message, "ok"),
-  charged: (message) =>
-    say(`${message} Cost ${priceLabel(last.cost)}; balance ${last.balance} credits.`, "ok"),
+  charged: (message, before = 0) =>
+    say(`${message} Cost ${priceLabel(before + last.cost)}; balance ${last.balance} credits.`, "ok"),
   open: (token) => open(token),
 };
 
@@ -61,7 +61,12 @@ const usage = usagePanel(session);
 const ledger = ledgerPanel(session);
 logsPanel(session);
 kvBucketsPanel(session);
-kvKeysPanel(session, kvEntryPanel(session));
+// The entry form and the listing know each other: a key opens in the form, a change lists it again.
+const kvEntry = kvEntryPanel(session, {
+  shows: (name) => kvKeys.shows(name),
+  refresh: () => kvKeys.refresh(),
+});
+const kvKeys = kvKeysPanel(session, kvEntry);
 webhooksPanel(session);
 keysPanel(session);
 settingsPanel(session);

@@ -1,12 +1,15 @@
 // @ts-check
 /// <reference lib="dom" />
-// A webhook card's actions, each 1 credit: test (the result shown), pause and resume, edit its URL
-// (and a schedule's cron and zone, a mailbox's format), and delete after a confirmation.
+// A webhook card's actions, each 1 credit: test (the result shown), pause and resume, edit (its URL
+// and headers, a schedule's cron and zone, a mailbox's format, options, template and attachments;
+// only what changed is sent), and delete after a confirmation.
 import { el } from "./view.js";
 import { priceLabel, PRICES } from "./prices.js";
+import { headerRows, mailboxSettings } from "./webhook_form.js";
 
 /** @typedef {import("./api.js").Session} Session */
 /** @typedef {import("./api.js").schemas["Webhook"]} Webhook */
+/** @typedef {import("./api.js").paths["/webhook/{webhookId}"]["patch"]["requestBody"]["content"]["application/json"]} Patch */
 
 const PRICE = priceLabel(PRICES.webhook);
 
@@ -21,25 +24,6 @@ function action(label, onClick, secondary = true) {
 function field(/** @type {string} */ id, /** @type {string} */ label, /** @type {string} */ value) {
   const input = /** @type {HTMLInputElement} */ (el("input", { id, value, spellcheck: "false" }));
   return { input, nodes: [el("label", { for: id }, label), input] };
-}
-
-/** @typedef {NonNullable<import("./api.js").paths["/webhook/{webhookId}"]["patch"]["requestBody"]["content"]["application/json"]["format"]>} Format */
-
-/** A mailbox's format, as the new-webhook form offers them ("": the email payload as is). */
-function formatField(/** @type {string} */ id, /** @type {string} */ current) {
-  const names = [
-    ["", "the email payload as is"],
-    ["slack", "Slack"],
-    ["discord", "Discord"],
-    ["teams", "Teams"],
-    ["telegram", "Telegram"],
-    ["pagerduty", "PagerDuty"],
-  ];
-  const options = names.map(([value, label]) =>
-    el("option", { value, ...(value === current ? { selected: "" } : {}) }, label)
-  );
-  const select = /** @type {HTMLSelectElement} */ (el("select", { id }, ...options));
-  return { select, nodes: [el("label", { for: id }, "Format"), select] };
 }
 
 /**
@@ -62,7 +46,7 @@ export function webhookActions(session, webhook, card) {
   }
 
   async function patch(
-    /** @type {import("./api.js").paths["/webhook/{webhookId}"]["patch"]["requestBody"]["content"]["application/json"]} */ body,
+    /** @type {Patch} */ body,
     /** @type {string} */ done,
   ) {
     const { data, error, response } = await session.client.PATCH("/webhook/{webhookId}", { ...path, body });
@@ -82,26 +66,33 @@ export function webhookActions(session, webhook, card) {
   const url = field(`edit-url-${id}`, "Callback URL", webhook.webhook);
   const cron = scheduled ? field(`edit-cron-${id}`, "Cron", webhook.schedule.cron) : undefined;
   const zone = scheduled ? field(`edit-zone-${id}`, "Time zone", webhook.schedule.timezone) : undefined;
-  const format = scheduled ? undefined : formatField(`edit-format-${id}`, webhook.format ?? "");
+  const idOf = (/** @type {string} */ name) => `edit-${name}-${id}`;
+  const mailbox = "schedule" in webhook ? undefined : mailboxSettings(idOf, webhook);
+  const headers = headerRows(idOf, webhook.headers);
   editor.append(
     ...url.nodes,
     ...(cron?.nodes ?? []),
     ...(zone?.nodes ?? []),
-    ...(format?.nodes ?? []),
+    ...(mailbox?.nodes ?? []),
+    ...headers.nodes,
     el("button", { type: "submit" }, `Save changes (${PRICE})`),
   );
   editor.addEventListener("submit", (event) => {
     event.preventDefault();
-    patch(
-      {
-        url: url.input.value.trim(),
-        ...(cron && zone
-          ? { schedule: { cron: cron.input.value.trim(), timezone: zone.input.value.trim() } }
-          : {}),
-        ...(format ? { format: /** @type {Format} */ (format.select.value) } : {}),
-      },
-      `${id} saved.`,
-    );
+    const parts = [headers.changes(), mailbox?.changes() ?? { patch: {} }];
+    const refused = parts.find((part) => "error" in part);
+    if (refused && "error" in refused) return session.notify(refused.error);
+    /** @type {Patch} */
+    const body = Object.assign({}, ...parts.map((part) => "patch" in part ? part.patch : {}));
+    if (url.input.value.trim() !== webhook.webhook) body.url = url.input.value.trim();
+    if (cron && zone && "schedule" in webhook) {
+      const next = { cron: cron.input.value.trim(), timezone: zone.input.value.trim() };
+      if (next.cron !== webhook.schedule.cron || next.timezone !== webhook.schedule.timezone) {
+        body.schedule = next;
+      }
+    }
+    if (Object.keys(body).length === 0) return session.notify(`Nothing changed in ${id}: nothing sent.`);
+    patch(body, `${id} saved.`);
   });
 
   const remove = action(`Delete (${PRICE})`, () => {
