@@ -3,6 +3,7 @@
 // scheduler: the runs a scheduled webhook then makes, with a clock the test moves across a DST
 // change, are the previewed instants.
 import assert from "node:assert/strict";
+import { eventually } from "./helpers/wait.ts";
 import { call, newToken, walletClient } from "./helpers/client.ts";
 import { startService } from "./helpers/service.ts";
 import { inProcessService } from "./helpers/in_process.ts";
@@ -141,6 +142,13 @@ Deno.test({
           const rows = await svc.db.sql`select id, attempts, next_attempt_at, held, locked_until, created_at
             from webhook_deliveries order by created_at`;
           throw new Error(`${error.message} at run ${i + 1} (${run.at}): ${JSON.stringify(rows)}`);
+        });
+        // The attempt is recorded before the clock jumps a day: a lease still held then would expire
+        // in that jump and the run would be claimed and sent again.
+        await eventually(`run ${i + 1} recorded`, async () => {
+          const [{ open }] = await svc.db.sql`select count(*)::int as open from webhook_deliveries
+            where next_attempt_at is not null or locked_until is not null`;
+          return open === 0 || undefined;
         });
       }
       const fired = receiver.received.map((r) => JSON.parse(r.body).scheduledFor);
