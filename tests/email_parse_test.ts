@@ -1,6 +1,7 @@
 // Every message in tests/corpus goes through parseEmailSafely: hostile ones come back refused with a
 // reason or parsed into sane fields, none throws, none takes more than a few seconds.
 import assert from "node:assert/strict";
+import { random as seededSource } from "./helpers/sim/model.ts";
 import {
   EMAIL_PARSE_LIMITS,
   EmailParseError,
@@ -451,21 +452,9 @@ Deno.test("more parses than worker slots all complete", async () => {
   for (const outcome of outcomes) assert.equal(parsed(outcome).attachments.length, 2);
 });
 
-/** Small seeded generator (mulberry32), so a failing mutation can be replayed. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 Deno.test("mutated corpus messages never throw and never hang", async () => {
   const sources = ["two_attachments.eml", "alternative.eml", "iso_2022_jp.eml", "odd_filenames.eml"];
-  const random = seededRandom(20261121);
+  const random = seededSource(20261121).next;
   const interesting = ascii('\0\r\n-=?:;"<>\\');
   for (let round = 0; round < 16; round++) {
     const source = await Deno.readFile(corpusPath(sources[round % sources.length]));

@@ -5,6 +5,7 @@
 // again; after MAX_DRAWS the smallest value (examples first) is taken, and said so.
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import randexp from "randexp";
+import { random } from "./sim/model.ts";
 
 // randexp is CommonJS: its class is the module itself, typed as its `default`.
 type RandExpClass = typeof import("randexp").default;
@@ -22,16 +23,9 @@ const FREE_LENGTH = 40;
 /** Most entries of a map (additionalProperties) and items of an array drawn. */
 const MAX_ENTRIES = 3;
 
-/** mulberry32: a small seeded source, so a failing request can be drawn again from its seed. */
+/** A seeded source (the simulation's mulberry32), so a failing request can be drawn again from its seed. */
 export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return random(seed).next;
 }
 
 /**
