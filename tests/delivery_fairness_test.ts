@@ -10,7 +10,7 @@ import {
   endpointKey,
   endpointsWithDueDeliveries,
   WALK_FROM_START,
-} from "../src/webhooks/outbox.ts";
+} from "../src/webhooks/delivery_claims.ts";
 import { withFreshDatabase } from "./helpers/database.ts";
 import { startService } from "./helpers/service.ts";
 import { startReceiver } from "./helpers/receiver.ts";

@@ -6,7 +6,7 @@ import { migrate } from "../src/db/migrate.ts";
 import { listPartitions } from "../src/db/partitions.ts";
 import { preparePartitions } from "../src/sweeper.ts";
 import { sweepExpiredDeliveries } from "../src/webhooks/retention.ts";
-import { claimDueDeliveries } from "../src/webhooks/outbox.ts";
+import { claimDueDeliveries } from "../src/webhooks/delivery_claims.ts";
 import { acceptMessage } from "../src/email/accept.ts";
 import { withFreshDatabase } from "./helpers/database.ts";
 import { inProcessService } from "./helpers/in_process.ts";

@@ -3,7 +3,8 @@
 // wallet whose endpoint never answers holds a few slots for 10 s each and every other wallet keeps
 // the rest. Per instance: each instance shares out its own slots.
 // The shares themselves are configuration (config.ts: deliverySlots, DEFAULT_SLOTS).
-import { type ClaimedDelivery, endpointKey, endpointOf, type SlotsInUse } from "./outbox.ts";
+import type { ClaimedDelivery } from "./outbox.ts";
+import { endpointKey, endpointOf, type SlotsInUse } from "./delivery_claims.ts";
 export { DEFAULT_SLOTS, type DeliverySlots, deliverySlots } from "../config.ts";
 
 /** The slots the attempts in flight hold, per wallet and per endpoint of a wallet. */

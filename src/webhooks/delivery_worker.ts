@@ -9,18 +9,16 @@ import type { Sql } from "../db/connect.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Clock } from "../clock.ts";
 import { randomId } from "../ids.ts";
+import { type ClaimedDelivery, newDeliveryId, newMessageId } from "./outbox.ts";
 import {
   claimDueDeliveries,
-  type ClaimedDelivery,
   type DueEndpoint,
   endpointKey,
   endpointOf,
   endpointsWithDueDeliveries,
-  newDeliveryId,
-  newMessageId,
   WALK_FROM_START,
   type WalkStart,
-} from "./outbox.ts";
+} from "./delivery_claims.ts";
 import type { DeliveryChannels } from "./delivery_channel.ts";
 import { recordAttempt } from "./attempt_record.ts";
 import type { HealthRules } from "./endpoint_health.ts";
