@@ -1,6 +1,7 @@
 // The refusals a client cannot act on without a header: a 408 (the body did not arrive in time)
 // carries X-Request-Id and X-Service-Request-Id like every other answer, and a 401 names the
 // token header in WWW-Authenticate (RFC 9110 section 11.6.1) as the document's security scheme does.
+// A broken request on a connection whose last answer is finished is answered with the ids too.
 import assert from "node:assert/strict";
 import { call, newToken } from "./helpers/client.ts";
 import { startService } from "./helpers/service.ts";
@@ -42,6 +43,27 @@ Deno.test("408 and 401 carry the headers a client needs", async (t) => {
       assert.ok(own, received);
       assert.match(received, new RegExp(`\\r\\nx-request-id: ${own[1]}\\r\\n`, "i"));
     });
+
+    await t.step(
+      "a broken request after an answered one on its connection gets its 400 with both ids",
+      async () => {
+        const connection = await openRaw(svc.port);
+        await connection.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+        const answered = performance.now() + 5_000;
+        while (!/\r\n\r\n./s.test(connection.received()) && performance.now() < answered) {
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        assert.equal(connection.status(), 200, connection.received());
+        await connection.write("NOT A REQUEST\r\n\r\n");
+        await closedWithin(connection, 15_000);
+        connection.close();
+        const second = connection.received().split(/(?=HTTP\/1\.1 )/)[1] ?? "";
+        assert.match(second, /^HTTP\/1\.1 400 /, connection.received());
+        const own = second.match(/\r\nx-service-request-id: ([A-Za-z0-9]{20})\r\n/i);
+        assert.ok(own, second);
+        assert.match(second, new RegExp(`\\r\\nx-request-id: ${own[1]}\\r\\n`, "i"));
+      },
+    );
 
     for (
       const [what, headers] of [

@@ -7,23 +7,22 @@ import type { Socket } from "node:net";
 import { requestIdHeaders, requestIdsOf } from "./request_id.ts";
 import { recordClientError } from "../metrics/http_metrics.ts";
 
-/** The request each connection is serving now, if its headers arrived: the client's id is in them. */
+/**
+ * The request each connection is serving now, if its headers arrived: the client's id is in them.
+ * A connection's entry is its last request's, in flight until its answer is finished; nothing is
+ * listened for per request (each listener costs every call).
+ */
 export class InFlight {
   #serving = new WeakMap<Socket, { req: IncomingMessage; res: ServerResponse }>();
 
   /** Notes a request from its headers until its answer is finished. */
   track(req: IncomingMessage, res: ServerResponse): void {
-    const socket = req.socket;
-    this.#serving.set(socket, { req, res });
-    const done = () => {
-      if (this.#serving.get(socket)?.res === res) this.#serving.delete(socket);
-    };
-    res.once("finish", done);
-    res.once("close", done);
+    this.#serving.set(req.socket, { req, res });
   }
 
   of(socket: Socket): { req: IncomingMessage; res: ServerResponse } | undefined {
-    return this.#serving.get(socket);
+    const serving = this.#serving.get(socket);
+    return serving && !serving.res.writableFinished && !serving.res.destroyed ? serving : undefined;
   }
 }
 

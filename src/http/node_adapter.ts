@@ -58,7 +58,8 @@ async function serveOne(
     transport: "tcp",
   };
   const response = await fetch(request, { remoteAddr });
-  const body = response.body ? new Uint8Array(await response.arrayBuffer()) : undefined;
+  // Read whole without touching response.body, which would make a stream of a body held whole.
+  const body = new Uint8Array(await response.arrayBuffer());
   if (res.destroyed) return;
   const headers: Record<string, string | string[]> = {};
   response.headers.forEach((value, name) => {
@@ -66,9 +67,16 @@ async function serveOne(
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length) headers["set-cookie"] = cookies;
-  if (body && headers["content-length"] === undefined) headers["content-length"] = String(body.byteLength);
+  if (headers["content-length"] === undefined && req.method !== "HEAD" && mayHaveBody(response.status)) {
+    headers["content-length"] = String(body.byteLength);
+  }
   // The rest of an unfinished body is never read, not even to drain it for the next request.
   if (!req.complete || options.closing()) headers.connection = "close";
   res.writeHead(response.status, headers);
-  res.end(body);
+  res.end(body.byteLength > 0 ? body : undefined);
+}
+
+/** Whether an answer of this status may carry a body (RFC 9110 section 6.4.1): not 1xx, 204 nor 304. */
+function mayHaveBody(status: number): boolean {
+  return status >= 200 && status !== 204 && status !== 304;
 }
