@@ -114,6 +114,12 @@ Deno.test({
           assert.match(body.subject, /its runs cannot be paid/);
           assert.match(body.text, /Add credits, then resume it/);
           assert.equal(runs().length, 0, "no run was sent");
+          // The alert's attempt is recorded after the receiver has answered: the log settles first.
+          await eventually("the alert's attempt in the log", async () => {
+            const [row] = await svc.db.sql`
+              select count(*)::int as n from events where wallet_id = ${hash} and type = 'DeliveryAttempted'`;
+            return row.n === 1 ? true : undefined;
+          });
         },
       );
 
