@@ -9,7 +9,6 @@ type Row = Record<string, unknown>;
 
 export interface Statements {
   insert: string;
-  update: string;
   upsert: string;
   deleteKeys: string;
   loadKeys: string;
@@ -45,19 +44,15 @@ function build(projection: Projection<any>, types: Map<string, string>): Stateme
   );
   // A join with jsonb_to_recordset (estimated at 100 rows) is planned as a hash join over a scan of
   // the whole table once the table is a few thousand rows; naming the wallets as an array first makes
-  // it an index scan of theirs (every key leads with wallet_id). For UPDATE and DELETE ... USING.
+  // it an index scan of theirs (every key leads with wallet_id). For DELETE ... USING.
   const ofWallets =
     `e.wallet_id = any(array(select w.wallet_id from jsonb_to_recordset($1) as w(wallet_id text)))`;
   const matches = keyColumns.map((c) => `e."${c}" = x."${c}"`).join(" and ");
   const insert = `insert into ${table} (${list}) select ${list} from jsonb_to_recordset($1) as x(${
     typed(columns)
   })`;
-  const sets = columns.filter((c) => !keyColumns.includes(c)).map((c) => `"${c}" = x."${c}"`);
   return {
     insert,
-    update: `update ${table} e set ${sets.join(", ")} from jsonb_to_recordset($1) as x(${
-      typed(columns)
-    }) where ${matches} and ${ofWallets}`,
     upsert: `${insert} on conflict (${keyList}) do ${
       updates.length ? `update set ${updates.join(", ")}` : "nothing"
     }`,
@@ -68,12 +63,6 @@ function build(projection: Projection<any>, types: Map<string, string>): Stateme
       cross join lateral (select * from ${table} e where ${matches}) e`,
     deleteWallets: `delete from ${table} where wallet_id = any($1::text[])`,
   };
-}
-
-/** Updates rows known to exist (their keys locked by the batch): cheaper than an upsert's insert attempt. */
-export async function updateRows(sql: Queryable, projection: Projection<any>, rows: object[]): Promise<void> {
-  if (rows.length === 0) return;
-  await run(sql, (await statements(sql, projection)).update, sql.json(rows as never));
 }
 
 /** A model's statements, built once per process from its table's columns (exported for plan tests). */

@@ -5,7 +5,7 @@ import type { StoredEvent } from "../events/catalogue.ts";
 import { creditChange } from "../events/money.ts";
 import { defineProjection } from "./projection.ts";
 import type { LogEndpoint } from "./call_logs.ts";
-import { updateRows, writeRows } from "./projection_sql.ts";
+import { writeRows } from "./projection_sql.ts";
 
 export interface WalletRow {
   wallet_id: string;
@@ -177,22 +177,13 @@ export const walletsProjection = defineProjection<WalletRow>({
 });
 
 /**
- * Writes many wallet rows at the end of a ledger batch: one UPDATE for the rows the batch found (and
- * locked), an insert for the wallets it opened.
+ * Writes many wallet rows at the end of a ledger batch in one upsert: the rows the batch found (and
+ * locked) and the wallets it opened alike. Measured under the bench's load, the upsert cost Postgres
+ * 9 µs a call against 11 to 22 for an UPDATE joined with the rows (which also needed the wallets
+ * named as an array first to be planned on the index, and a second statement for new wallets).
  */
-export async function saveWallets(
-  tx: Queryable,
-  rows: WalletRow[],
-  opened: ReadonlySet<string>,
-): Promise<void> {
-  const found = rows.filter((row) => !opened.has(row.wallet_id));
-  const fresh = rows.filter((row) => opened.has(row.wallet_id));
-  await Promise.all([
-    updateRows(tx, walletsProjection, found),
-    fresh.length
-      ? writeRows(tx, walletsProjection, { removedWallets: [], deleted: [], written: fresh })
-      : undefined,
-  ]);
+export async function saveWallets(tx: Queryable, rows: WalletRow[]): Promise<void> {
+  await writeRows(tx, walletsProjection, { removedWallets: [], deleted: [], written: rows });
 }
 
 /**

@@ -1,6 +1,7 @@
-// A batch's writes reach the rows of its wallets by index, whatever the table's size: an UPDATE or
-// DELETE joined with jsonb_to_recordset was planned as a scan of the whole wallets table once it held
-// a few thousand rows (every billed call's batch paid for it), so the plans are checked here.
+// A batch's writes reach the rows of its wallets by index, whatever the table's size: a DELETE (and
+// once an UPDATE) joined with jsonb_to_recordset was planned as a scan of the whole table once it
+// held a few thousand rows (every billed call's batch paid for it), so the plans are checked here.
+// The wallets are written back by an upsert, which meets their rows through its arbiter index.
 import assert from "node:assert/strict";
 import { migrate } from "../src/db/migrate.ts";
 import { statements } from "../projections/projection_sql.ts";
@@ -11,7 +12,7 @@ import { withFreshDatabase } from "./helpers/database.ts";
 const WALLETS = 10_000;
 const hex = (i: number) => i.toString(16).padStart(64, "0");
 
-Deno.test("a batch's update and delete of 2 wallets' rows use the key's index, not a scan, on 10,000 wallets", async () => {
+Deno.test("a batch's write-back and delete of 2 wallets' rows use the key's index, not a scan, on 10,000 wallets", async () => {
   await withFreshDatabase(async (sql) => {
     await migrate(sql);
     await sql.unsafe(
@@ -38,7 +39,7 @@ Deno.test("a batch's update and delete of 2 wallets' rows use the key's index, n
     const kvKeys = two.map((wallet_id) => ({ wallet_id, bucket: "b", key: "k" }));
     for (
       const [what, text, rows] of [
-        ["wallets update", wallets.update, walletRows],
+        ["wallets upsert", wallets.upsert, walletRows],
         ["kv delete", kv.deleteKeys, kvKeys],
       ] as const
     ) {
@@ -47,7 +48,7 @@ Deno.test("a batch's update and delete of 2 wallets' rows use the key's index, n
       assert.match(shown, /Index|Bitmap/, `${what} uses an index:\n${shown}`);
     }
     // And the statement does what it says: the two wallets' rows change, no other.
-    await sql.unsafe(wallets.update, [sql.json(walletRows as never) as never]);
+    await sql.unsafe(wallets.upsert, [sql.json(walletRows as never) as never]);
     const changed = await sql`select wallet_id from wallets where balance = 5 order by wallet_id`;
     assert.deepEqual(changed.map((r) => r.wallet_id), two);
   });

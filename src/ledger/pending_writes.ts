@@ -36,8 +36,6 @@ type Row = Record<string, unknown>;
 export class PendingWrites {
   readonly events: StoredEvent[] = [];
   readonly wallets = new Map<string, WalletRow>();
-  /** Wallets whose first event the batch appends (no row to update yet). */
-  readonly #opened = new Set<string>();
   readonly #effects = new Map<string, Effect[]>();
 
   constructor(
@@ -60,10 +58,7 @@ export class PendingWrites {
       validate: this.options.validate,
     });
     const next = staged.reduce<WalletRow | undefined>(evolveWallet, wallet);
-    if (next) {
-      if (wallet === undefined && !this.wallets.has(walletId)) this.#opened.add(walletId);
-      this.wallets.set(walletId, next);
-    }
+    if (next) this.wallets.set(walletId, next);
     this.events.push(...staged);
     if (this.reads) { for (const event of staged) this.reads.observe(event); }
     return next;
@@ -94,7 +89,7 @@ export class PendingWrites {
     const stored = await sealing;
     await Promise.all([
       appendStaged(tx, this.events, stored),
-      saveWallets(tx, [...this.wallets.values()], this.#opened),
+      saveWallets(tx, [...this.wallets.values()]),
       ...INLINE_PROJECTIONS.map((projection, i) => writeRows(tx, projection, changes[i])),
       ...[...this.#effects].map(([type, effects]) => this.appliers[type].apply(tx, effects, now)),
     ]);
