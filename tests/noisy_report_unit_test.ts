@@ -15,7 +15,11 @@ import {
   ratio,
 } from "../src/tasks/noisy_neighbour/report.ts";
 import { countAnswer, mergeTally, newTally } from "../src/tasks/noisy_neighbour/tally.ts";
-import { budgetFigures, type BudgetProbe, type FreeProbe } from "../src/tasks/noisy_neighbour/log_budget.ts";
+import {
+  budgetFigures,
+  type BudgetProbe,
+  type FreeProbe,
+} from "../src/tasks/noisy_neighbour/budget_figures.ts";
 import { ATTACKS, noisySettings } from "../src/tasks/noisy_neighbour/settings.ts";
 import { bombHtml } from "../src/tasks/noisy_neighbour/attacks/parse_bomb.ts";
 import { dataBytes } from "../src/tasks/noisy_neighbour/smtp_client.ts";

@@ -23,7 +23,8 @@ import {
   phaseLines,
   summaryLines,
 } from "./noisy_neighbour/report.ts";
-import { budgetLines, measureLogBudget } from "./noisy_neighbour/log_budget.ts";
+import { measureLogBudget } from "./noisy_neighbour/log_budget.ts";
+import { budgetLines } from "./noisy_neighbour/budget_figures.ts";
 import { openSession } from "./noisy_neighbour/smtp_client.ts";
 import { waitUntilQuiet } from "./noisy_neighbour/process_stats.ts";
 import type { Sql } from "../db/connect.ts";

@@ -3,7 +3,7 @@
 import type { LoadFigures, Round } from "./service_load.ts";
 import type { SweepPoint, TaskRun } from "./offline.ts";
 import type { RunResult } from "./load.ts";
-import type { LogBudget } from "../noisy_neighbour/log_budget.ts";
+import type { LogBudget } from "../noisy_neighbour/budget_figures.ts";
 import type { BatchSummary } from "../../ledger/batch_stats.ts";
 import { embeddedLines, type EmbeddedMemory } from "./embedded.ts";
 import { ERASE_TARGET_SECONDS, eraseLines, type EraseRun } from "./erase.ts";
