@@ -154,6 +154,27 @@ test("a fault injected into a batch fails only its own command", async () => {
   }
 });
 
+test("with a transaction in flight, the calls of one turn take the free slot together, not the first alone", async () => {
+  const sizes: number[] = [];
+  const svc = await inProcessService({}, { maxInFlight: 2, onBatch: (size) => sizes.push(size) });
+  try {
+    const walletId = await sha256Hex(await svc.newToken());
+    // The first call finds nothing in flight and starts at once; the four after it, in the same turn,
+    // find one slot free and share it (they wait on the wallet's lock, so they commit second).
+    const first = svc.ledger.runBilled(write(walletId, "first"));
+    const burst = Promise.all(["a", "b", "c", "d"].map((key) => svc.ledger.runBilled(write(walletId, key))));
+    const answers = await Promise.all([first, burst]);
+    assert.deepEqual(sizes, [1, 4], "two transactions, not the second call alone and then three");
+    assert.deepEqual(
+      [answers[0], ...answers[1]].map((r) => r.kind === "answered" ? r.balance : r.kind),
+      [99, 98, 97, 96, 95],
+    );
+    assert.deepEqual((await auditLedger(svc.db.sql)).mismatches, []);
+  } finally {
+    await svc.close();
+  }
+});
+
 test("an unstorable string fails its command alone; the neighbours commit in the same transaction", async () => {
   const sizes: number[] = [];
   const svc = await inProcessService({}, { maxInFlight: 1, onBatch: (size) => sizes.push(size) });

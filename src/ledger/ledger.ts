@@ -4,6 +4,7 @@
 // call through the queue (payments, sweeps, delivery results) in a transaction of its own. The
 // ledger names no feature: effects and debit rules are plugged in by the modules that own them. A
 // command that faults fails alone, and a wallet whose calls keep faulting is refused for a while.
+import { setImmediate } from "node:timers";
 import type { Sql } from "../db/connect.ts";
 import { lockWallet } from "../../projections/wallets.ts";
 import type { BilledCommand, DebitRule, LedgerResult, UnbilledCommand } from "./command.ts";
@@ -104,6 +105,20 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
   let inFlight = 0;
   watchLedger(() => ({ queued: queue.length, inFlight, capacity: maxQueue }));
 
+  // With a transaction in flight, a call that finds a slot free waits for the calls that arrive in
+  // the same turn of the event loop (a burst of requests read together) and goes with them, rather
+  // than taking the slot alone; with none in flight it starts at once.
+  let pumpQueued = false;
+  function pumpAfterArrivals() {
+    if (inFlight === 0) return pump();
+    if (pumpQueued) return;
+    pumpQueued = true;
+    setImmediate(() => {
+      pumpQueued = false;
+      pump();
+    });
+  }
+
   function pump() {
     while (inFlight < maxInFlight && queue.length > 0) {
       const batch = queue.splice(0, maxBatch);
@@ -131,7 +146,7 @@ export function createLedger(sql: Sql, clock: Clock, options: LedgerOptions = {}
         queue.push(waiting);
         // A call still queued at its deadline leaves the queue unrun; one in a transaction may commit.
         expireAfter(waiting, deadlineMs, () => removeFrom(queue, waiting));
-        pump();
+        pumpAfterArrivals();
       });
     },
     appendUnbilled: (command) => withDeadline(appendInTransaction(context, command), deadlineMs, "unknown"),
